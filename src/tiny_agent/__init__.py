@@ -1,0 +1,1 @@
+"""tiny-agent: an agent runtime whose heart is a context engine."""

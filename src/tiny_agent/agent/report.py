@@ -1,0 +1,62 @@
+"""One line per event: what each turn cost, what each tool did, what a compaction saved.
+
+Pure string formatting, so a library user gets the same lines the CLI prints. Unknown figures print
+as "?" rather than 0: a provider that does not report cache writes has not written zero tokens.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tiny_agent.agent.loop import CompactionEvent, CompactionFailedEvent, Event, ToolEvent, TurnEvent
+from tiny_agent.context.tokens import TokenLedger
+from tiny_agent.types import Usage
+
+__all__ = ["format_event", "format_totals", "format_usage"]
+
+
+def _n(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+def _cost(value: float | None) -> str:
+    return "$?" if value is None else f"${value:.4f}"
+
+
+def format_usage(usage: Usage) -> str:
+    """``in=5,520 (cache_read=4,600 cache_write=0) out=142``; ``in`` counts cached tokens too."""
+    return (
+        f"in={_n(usage.input_tokens)} (cache_read={_n(usage.cache_read_tokens)} "
+        f"cache_write={_n(usage.cache_write_tokens)}) out={_n(usage.output_tokens)}"
+    )
+
+
+def format_event(event: Event) -> str:
+    match event:
+        case TurnEvent(step=step, call=call):
+            prefill = f" · prefill {call.prefill_ms / 1000:.2f}s" if call.prefill_ms is not None else ""
+            return f"[turn {step} · {format_usage(call.usage)} · {_cost(call.cost_usd)} · {call.seconds:.1f}s{prefill}]"
+        case ToolEvent(call=call, result=result):
+            args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:60]}" for k, v in call.input.items())
+            first = result.content.splitlines()[0] if result.content else ""
+            outcome = f"error: {first[:160]}" if result.is_error else f"{len(result.content):,} chars"
+            return f"  {'x' if result.is_error else '>'} {call.name}({args}) -> {outcome}"
+        case CompactionEvent(compaction=c, tokens_after=after, call=call):
+            cost = f" · summary {format_usage(call.usage)} {_cost(call.cost_usd)}" if call else ""
+            return (
+                f"[compacted · {c.compacted_messages} messages -> summary · "
+                f"context {_n(c.tokens_before)} -> {after:,} tokens{cost}]"
+            )
+        case CompactionFailedEvent(error=error):
+            return f"[compaction failed, history kept as it was: {error}]"
+    raise TypeError(f"unknown event {event!r}")
+
+
+def format_totals(ledger: TokenLedger) -> str:
+    total = ledger.total
+    ratio = ledger.cache_hit_ratio
+    hit = f" · cache hit {ratio:.0%}" if ratio is not None else ""
+    unpriced = f" ({ledger.unpriced_calls} unpriced)" if ledger.unpriced_calls and ledger.total_cost_usd else ""
+    return (
+        f"[total · {len(ledger.calls)} calls · {format_usage(total)} · {_cost(ledger.total_cost_usd)}{unpriced}{hit}]"
+    )

@@ -1,0 +1,125 @@
+"""The ``tiny-agent`` command: parse flags, wire the library together, print. No logic of its own.
+
+    tiny-agent "read README.md then tell me what it is about"
+
+The answer goes to stdout; one line per model call, tool run and compaction goes to stderr.
+Exit codes: 0 done, 1 provider or protocol failure, 2 usage or configuration error, 3 step limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.logging import RichHandler
+
+from tiny_agent.agent.loop import Agent, AgentConfig, Event
+from tiny_agent.agent.report import format_event, format_totals
+from tiny_agent.agent.tools import Toolbox
+from tiny_agent.agent.workspace import Workspace
+from tiny_agent.context.engine import ContextConfig
+from tiny_agent.errors import ConfigError
+from tiny_agent.providers.registry import PROFILES, resolve_provider
+
+__all__ = ["build_parser", "main"]
+
+EXIT_CODES = {"done": 0, "provider_error": 1, "illegal_request": 1, "step_limit": 3}
+
+
+def _compact_at(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a fraction like 0.8 or a token count like 12000, not {text!r}"
+        ) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be above 0: a fraction of the window (0.8) or tokens (12000)")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tiny-agent",
+        description="Run an agent on a task in a workspace folder. Per-turn token, cache and cost lines go to stderr.",
+    )
+    p.add_argument("task", help="what the agent should do, in plain words")
+    g = p.add_argument_group("provider")
+    g.add_argument("--provider", choices=sorted(PROFILES), help="default: chosen from the environment's API keys")
+    g.add_argument("--model", help="model id (default: the provider's default)")
+    g.add_argument("--base-url", help="API base URL, e.g. a llama.cpp server's http://127.0.0.1:8080/v1")
+    g.add_argument("--max-tokens", type=_positive, help="cap on output tokens per call")
+    w = p.add_argument_group("workspace and rules")
+    w.add_argument("--workspace", default=".", help="folder the tools are confined to (default: current folder)")
+    w.add_argument("--protect", action="append", default=[], metavar="GLOB", help="write_file refuses these paths")
+    w.add_argument("--pin", action="append", default=[], metavar="TEXT", help="a constraint kept in every request")
+    w.add_argument("--max-output-chars", type=_positive, default=20_000, help="cut tool output beyond this")
+    c = p.add_argument_group("context")
+    c.add_argument("--max-steps", type=_positive, default=30, help="model calls before the run stops (default 30)")
+    c.add_argument("--compact-at", type=_compact_at, default=0.8, help="fraction of the window, or tokens")
+    c.add_argument("--keep-turns", type=_positive, default=4, help="newest turns kept verbatim on compaction")
+    c.add_argument("--context-window", type=_positive, help="override the model's context window (tokens)")
+    o = p.add_argument_group("output")
+    o.add_argument("-q", "--quiet", action="store_true", help="print only the answer")
+    o.add_argument("-v", "--verbose", action="store_true", help="debug logging to stderr")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(message)s",
+        handlers=[RichHandler(console=err, show_path=False)],
+    )
+    try:
+        workspace = Workspace(args.workspace, protect=args.protect, max_output_chars=args.max_output_chars)
+        provider = resolve_provider(args.provider, model=args.model, base_url=args.base_url, max_tokens=args.max_tokens)
+        context_config = ContextConfig(
+            compact_at=args.compact_at, keep_turns=args.keep_turns, context_window=args.context_window
+        )
+    except ConfigError as exc:
+        err.print(f"tiny-agent: {exc}", markup=False)
+        return 2
+
+    def show(event: Event) -> None:
+        if not args.quiet:
+            err.print(format_event(event), markup=False)
+
+    agent = Agent(
+        provider,
+        Toolbox(workspace.tools()),
+        config=AgentConfig(max_steps=args.max_steps),
+        context_config=context_config,
+        pins=args.pin,
+        on_event=show,
+    )
+    if not args.quiet:
+        err.print(f"[{provider.name} · {provider.model} · workspace {os.path.abspath(args.workspace)}]", markup=False)
+    result = agent.run(args.task)
+    if not args.quiet:
+        err.print(format_totals(agent.context.ledger), markup=False)
+    if result.answer:
+        print(result.answer)
+    if result.stop != "done":
+        err.print(f"tiny-agent: {result.message}", markup=False)
+    return EXIT_CODES[result.stop]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""Compaction: where to cut, what the model is asked to summarise, what the engine records itself.
+
+Pure functions over messages; the engine decides when to call them. The cut only ever lands on a
+legal boundary (an assistant message, or a user message that carries no tool results), so a tool
+call and its result are never split: the kept window is legal by construction, not by repair.
+The summary has two parts: the model's prose, and a record the engine builds from the log itself
+(requests, files, tool calls, errors, constraints), because those must not depend on what a
+model chose to remember.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from tiny_agent.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+
+__all__ = [
+    "SUMMARY_INSTRUCTIONS",
+    "Compaction",
+    "Summarizer",
+    "WorkRecord",
+    "choose_cut",
+    "flatten",
+    "is_legal_cut",
+]
+
+Summarizer = Callable[[str], str]
+"""Takes the flattened transcript to compact, returns the summary prose. Raises on failure."""
+
+SUMMARY_INSTRUCTIONS = (
+    "You are compacting the conversation so far to free the context window. Below is the part of the "
+    "transcript that will be replaced by your summary. Write one dense paragraph for yourself: the goal, "
+    "what was done and found, decisions made, and what remains to do next. Keep file paths, names and "
+    "numbers exactly. Do not call tools. No preamble."
+)
+
+_RESULT_CHARS = 1500
+_REQUEST_CHARS = 600
+
+
+def is_legal_cut(messages: Sequence[Message], cut: int) -> bool:
+    """A window may start at ``cut`` if that message does not answer calls made before it."""
+    if not 0 < cut < len(messages):
+        return False
+    msg = messages[cut]
+    return msg.role == "assistant" or not msg.tool_results
+
+
+def choose_cut(messages: Sequence[Message], keep_turns: int) -> int | None:
+    """Index of the first message to keep verbatim, or None when there is nothing worth compacting.
+
+    A turn is one model response with the tool results that answer it. The newest ``keep_turns``
+    turns are kept; if the user request that started them sits just before, it is kept too.
+    """
+    keep_turns = max(1, keep_turns)
+    assistants = [i for i, m in enumerate(messages) if m.role == "assistant"]
+    if len(assistants) <= keep_turns:
+        return None
+    cut = assistants[-keep_turns]
+    if cut > 1 and is_legal_cut(messages, cut - 1) and messages[cut - 1].role == "user":
+        cut -= 1
+    return cut if is_legal_cut(messages, cut) else None
+
+
+def flatten(messages: Sequence[Message]) -> str:
+    """A readable transcript for the summary call: roles, text, calls with arguments, results cut short."""
+    names = {b.id: b.name for m in messages for b in m.tool_uses}
+    lines: list[str] = []
+    for msg in messages:
+        for block in msg.content:
+            if isinstance(block, TextBlock):
+                lines.append(f"{msg.role.upper()}: {block.text}")
+            elif isinstance(block, ToolUseBlock):
+                args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:200]}" for k, v in block.input.items())
+                lines.append(f"ASSISTANT called {block.name}({args})")
+            else:
+                status = "error" if block.is_error else "ok"
+                text = block.content
+                if len(text) > _RESULT_CHARS:
+                    text = text[:_RESULT_CHARS] + f" [... {len(block.content) - _RESULT_CHARS} more characters]"
+                lines.append(f"RESULT of {names.get(block.tool_use_id, 'tool')} ({status}): {text}")
+    return "\n".join(lines)
+
+
+@dataclass
+class WorkRecord:
+    """What the engine itself saw happen, rebuilt from the log; never left to the model's memory."""
+
+    requests: list[str] = field(default_factory=list)
+    files_read: list[str] = field(default_factory=list)
+    files_written: list[str] = field(default_factory=list)
+    dirs_listed: list[str] = field(default_factory=list)
+    tool_calls: Counter[str] = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+    constraints: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_messages(cls, messages: Sequence[Message], pins: Sequence[str] = ()) -> WorkRecord:
+        rec = cls(constraints=list(pins))
+        calls: dict[str, ToolUseBlock] = {}
+        for msg in messages:
+            for block in msg.content:
+                if isinstance(block, ToolUseBlock):
+                    calls[block.id] = block
+                    rec.tool_calls[block.name] += 1
+                elif isinstance(block, ToolResultBlock):
+                    rec._note_result(calls.get(block.tool_use_id), block)
+                elif msg.role == "user" and not block.text.startswith(SUMMARY_HEADER):
+                    rec.requests.append(_clip(block.text, _REQUEST_CHARS))
+        return rec
+
+    def _note_result(self, call: ToolUseBlock | None, result: ToolResultBlock) -> None:
+        name = call.name if call else "tool"
+        if result.is_error:
+            self.errors.append(f"{name}: {_clip(result.content.splitlines()[0] if result.content else '', 200)}")
+            return
+        path = str(call.input.get("path", ".")) if call else ""
+        target = {"read_file": self.files_read, "write_file": self.files_written, "list_dir": self.dirs_listed}
+        bucket = target.get(name)
+        if bucket is not None and path not in bucket:
+            bucket.append(path)
+
+    def render(self) -> str:
+        rows = [
+            ("User requests", " | ".join(self.requests)),
+            ("Constraints (always apply)", " | ".join(self.constraints)),
+            ("Files read", ", ".join(self.files_read)),
+            ("Files written", ", ".join(self.files_written)),
+            ("Directories listed", ", ".join(self.dirs_listed)),
+            ("Tool calls", ", ".join(f"{n} x{c}" for n, c in sorted(self.tool_calls.items()))),
+            ("Errors met", " | ".join(self.errors[-10:])),
+        ]
+        return "\n".join(f"- {k}: {v}" for k, v in rows if v)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+SUMMARY_HEADER = "[Summary of the earlier conversation"
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """A marker in the log: messages before ``cut`` are represented by this summary from now on."""
+
+    cut: int
+    """Index (into the log's messages) of the first message kept verbatim."""
+    summary: str
+    """The model's prose."""
+    record: str
+    """The engine-built record (requests, files, tool calls, errors, constraints)."""
+    compacted_messages: int
+    tokens_before: int | None = None
+
+    def text(self) -> str:
+        """The text block that opens the window after this compaction."""
+        return (
+            f"{SUMMARY_HEADER}: {self.compacted_messages} messages were replaced by this summary]\n\n"
+            f"{self.summary.strip()}\n\n<record>\n{self.record}\n</record>"
+        )

@@ -1,0 +1,254 @@
+"""The context engine: an append-only log, a render step, token accounting and compaction.
+
+The log keeps every message ever added plus compaction markers; nothing is deleted. What the model
+sees is a projection: the newest compaction's summary, then the messages after its cut. Every
+render goes through the legality check for the provider's wire format before it is sent.
+
+    ctx = Context(system="You are terse.", tools=toolbox.specs, pins=["never edit dev.mjs"])
+    ctx.add_user("read README.md")
+    response = ctx.complete(provider)      # render -> check -> send -> record
+    ctx.add_tool_results([...])
+    ctx.maybe_compact(provider)            # summary by the same provider, history kept in the log
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from tiny_agent.context.cache import plan_cache
+from tiny_agent.context.compaction import SUMMARY_INSTRUCTIONS, Compaction, Summarizer, WorkRecord, choose_cut, flatten
+from tiny_agent.context.legality import check_anthropic_body, check_openai_body, repair
+from tiny_agent.context.tokens import CallRecord, TokenLedger
+from tiny_agent.errors import CompactionError, ConfigError, IllegalRequestError
+from tiny_agent.providers.base import Provider
+from tiny_agent.types import CachePlan, Message, ModelResponse, Prompt, TextBlock, ToolResultBlock, ToolSpec
+
+__all__ = ["DEFAULT_CONTEXT_WINDOW", "Context", "ContextConfig"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+
+
+@dataclass(frozen=True)
+class ContextConfig:
+    """Thresholds of the engine. Every field has a default a user can override."""
+
+    compact_at: float = 0.8
+    """When to compact: a fraction of the context window (0 < x <= 1) or an absolute token count (> 1)."""
+    keep_turns: int = 4
+    """How many of the newest model turns (a response plus its tool results) stay verbatim."""
+    context_window: int | None = None
+    """Override of the model's window in tokens; by default the provider says, else 128,000."""
+    summary_max_tokens: int = 1024
+    """Output cap of the summary call."""
+
+    def __post_init__(self) -> None:
+        if self.compact_at <= 0:
+            raise ConfigError(f"compact_at must be a fraction in (0, 1] or a token count > 1, not {self.compact_at}")
+        if self.keep_turns < 1:
+            raise ConfigError(f"keep_turns must be at least 1, not {self.keep_turns}")
+        if self.context_window is not None and self.context_window < 1:
+            raise ConfigError(f"context_window must be positive, not {self.context_window}")
+
+
+class Context:
+    """The messages state of one conversation, and everything that decides what is sent."""
+
+    def __init__(
+        self,
+        system: str = "",
+        tools: Iterable[ToolSpec] = (),
+        messages: Iterable[Message] = (),
+        *,
+        pins: Iterable[str] = (),
+        config: ContextConfig | None = None,
+    ) -> None:
+        self.system = system
+        self.tools: tuple[ToolSpec, ...] = tuple(tools)
+        self.pins: list[str] = [p for p in pins if p.strip()]
+        self.config = config or ContextConfig()
+        self.ledger = TokenLedger()
+        self._messages: list[Message] = list(messages)
+        self._compactions: list[Compaction] = []
+        self._measured: tuple[int, int, int] | None = None
+        """(messages in the log, compactions, tokens) as of the last response that reported usage."""
+
+    # -- the log ------------------------------------------------------------------------------
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The whole log of messages, including those a compaction has summarised."""
+        return tuple(self._messages)
+
+    @property
+    def compactions(self) -> tuple[Compaction, ...]:
+        return tuple(self._compactions)
+
+    def add(self, message: Message) -> None:
+        self._messages.append(message)
+
+    def add_user(self, text: str) -> None:
+        self.add(Message.user(text))
+
+    def add_assistant(self, message: Message | ModelResponse) -> None:
+        self.add(message.message if isinstance(message, ModelResponse) else message)
+
+    def add_tool_results(self, results: Sequence[ToolResultBlock], text: str | None = None) -> None:
+        """Answer the newest assistant message's tool calls (optionally with a user note after them)."""
+        extra = (TextBlock(text),) if text else ()
+        self.add(Message("user", tuple(results) + extra))
+
+    def pin(self, constraint: str) -> None:
+        """A constraint that is part of every request from now on and survives every compaction."""
+        if constraint.strip() and constraint not in self.pins:
+            self.pins.append(constraint)
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def system_blocks(self) -> tuple[str, ...]:
+        """Stable first: the base system prompt, then the pinned constraints."""
+        blocks = [self.system] if self.system else []
+        if self.pins:
+            lines = "\n".join(f"- {p}" for p in self.pins)
+            blocks.append(f"<constraints>\nThe user set these constraints. They always apply:\n{lines}\n</constraints>")
+        return tuple(blocks)
+
+    def window(self) -> list[Message]:
+        """The messages the model sees now: the newest summary, then everything after its cut."""
+        if not self._compactions:
+            return list(self._messages)
+        last = self._compactions[-1]
+        kept = list(self._messages[last.cut :])
+        summary = TextBlock(last.text())
+        if kept and kept[0].role == "user":
+            kept[0] = Message("user", (summary, *kept[0].content))
+        else:
+            kept.insert(0, Message("user", (summary,)))
+        return kept
+
+    def prompt(self, *, tool_choice: Literal["auto", "none"] = "auto", max_tokens: int | None = None) -> Prompt:
+        messages = tuple(self.window())
+        return Prompt(self.system_blocks(), self.tools, messages, plan_cache(messages), tool_choice, max_tokens)
+
+    def render(self, provider: Provider, prompt: Prompt | None = None) -> dict[str, Any]:
+        """The exact body ``provider`` would send now, checked; repaired if the check finds a fault."""
+        prompt = prompt or self.prompt()
+        body = provider.render(prompt)
+        problems = _check(provider, body)
+        if not problems:
+            return body
+        log.warning("repairing an illegal request: %s", "; ".join(problems))
+        fixed = tuple(repair(prompt.messages))
+        prompt = Prompt(prompt.system, prompt.tools, fixed, plan_cache(fixed), prompt.tool_choice, prompt.max_tokens)
+        body = provider.render(prompt)
+        problems = _check(provider, body)
+        if problems:
+            raise IllegalRequestError(problems)
+        return body
+
+    # -- calling the model --------------------------------------------------------------------
+
+    def complete(self, provider: Provider) -> ModelResponse:
+        """Render, check, send; the response joins the log and its usage the ledger."""
+        prompt = self.prompt()
+        response = self._call(provider, prompt, purpose="turn")
+        self._messages.append(response.message)
+        usage = response.usage
+        if usage.input_tokens is not None:
+            size = usage.input_tokens + (usage.output_tokens or 0)
+            self._measured = (len(self._messages), len(self._compactions), size)
+        return response
+
+    def _call(self, provider: Provider, prompt: Prompt, *, purpose: str) -> ModelResponse:
+        body = self.render(provider, prompt)
+        started = time.monotonic()
+        response = provider.send(body)
+        seconds = time.monotonic() - started
+        price = provider.price(response.usage)
+        call = CallRecord(response.usage, price, seconds, response.model, response.prefill_ms, purpose)
+        self.ledger.record(call, prompt)
+        return response
+
+    # -- size and compaction ------------------------------------------------------------------
+
+    def context_window(self, provider: Provider | None = None) -> int:
+        window = provider.context_window() if provider is not None else None
+        return self.config.context_window or window or DEFAULT_CONTEXT_WINDOW
+
+    def threshold(self, provider: Provider | None = None) -> int:
+        at = self.config.compact_at
+        return int(at * self.context_window(provider)) if at <= 1 else int(at)
+
+    def context_tokens(self, provider: Provider | None = None) -> int:
+        """Tokens the next request will carry: counted exactly where the provider can, else the last
+        measured size plus an estimate of what was appended since, else an estimate of it all."""
+        prompt = self.prompt()
+        exact = provider.count_tokens(prompt) if provider is not None else None
+        if exact is not None:
+            return exact
+        if self._measured and self._measured[1] == len(self._compactions) and self._measured[0] <= len(self._messages):
+            count, _, size = self._measured
+            return size + self.ledger.estimate(self._messages[count:])
+        return self.ledger.estimate_prompt(prompt)
+
+    def compact(self, summarizer: Summarizer, *, keep_turns: int | None = None) -> Compaction | None:
+        """Replace all but the newest turns by a summary. None when there is nothing to compact.
+
+        The log keeps every message; only the window changes. If ``summarizer`` fails or returns
+        nothing, CompactionError is raised and the history is exactly as it was.
+        """
+        base = self._compactions[-1].cut if self._compactions else 0
+        recent = self._messages[base:]
+        cut = choose_cut(recent, keep_turns or self.config.keep_turns)
+        if cut is None:
+            return None
+        before = self.context_tokens()
+        transcript = flatten(recent[:cut])
+        if self._compactions:
+            transcript = f"{self._compactions[-1].text()}\n\n{transcript}"
+        try:
+            prose = summarizer(transcript)
+        except Exception as exc:
+            raise CompactionError(f"the summary call failed, history left unchanged: {exc}") from exc
+        if not prose or not prose.strip():
+            raise CompactionError("the summary call returned no text, history left unchanged")
+        record = WorkRecord.from_messages(self._messages[: base + cut], self.pins).render()
+        compaction = Compaction(base + cut, prose, record, base + cut, before)
+        self._compactions.append(compaction)
+        return compaction
+
+    def needs_compaction(self, provider: Provider | None = None) -> bool:
+        return self.context_tokens(provider) > self.threshold(provider)
+
+    def maybe_compact(self, provider: Provider) -> Compaction | None:
+        """Compact with ``provider`` as the summarizer if the context passed the threshold."""
+        if not self.needs_compaction(provider):
+            return None
+        return self.compact(self.summarizer(provider))
+
+    def summarizer(self, provider: Provider) -> Summarizer:
+        """A summarizer that calls ``provider`` with this context's own system and tools first, so
+        the summary call reads the same cached prefix as the turns around it."""
+
+        def summarize(transcript: str) -> str:
+            text = f"{SUMMARY_INSTRUCTIONS}\n\n<transcript>\n{transcript}\n</transcript>"
+            prompt = Prompt(
+                self.system_blocks(),
+                self.tools,
+                (Message.user(text),),
+                CachePlan(tools=True, system=True),
+                tool_choice="none",
+                max_tokens=self.config.summary_max_tokens,
+            )
+            return self._call(provider, prompt, purpose="compaction").message.text
+
+        return summarize
+
+
+def _check(provider: Provider, body: dict[str, Any]) -> list[str]:
+    return check_anthropic_body(body) if provider.wire == "anthropic" else check_openai_body(body)

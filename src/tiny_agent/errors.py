@@ -1,0 +1,121 @@
+"""The one exception tree of tiny-agent.
+
+A user's mistake (bad flag, missing key) and a runtime failure (429, timeout) live on different
+branches, so a caller can tell "fix your setup" from "try again later"::
+
+    TinyAgentError
+    ├── ConfigError                 the user must change something (flag, key, config, model file)
+    ├── ProviderError               a model call failed at run time
+    │   ├── ProviderConnectionError     no HTTP answer at all
+    │   │   └── ProviderTimeout
+    │   └── ProviderHTTPError           an HTTP answer with an error status (status_code, body, headers)
+    │       ├── AuthenticationError     401 / 403: the key is wrong
+    │       ├── BadRequestError         400 / 404 / 422: the request itself was refused; never retried
+    │       │   └── ContextTooLongError the prompt does not fit the model's window
+    │       ├── RateLimitError          429
+    │       ├── OverloadedError         529
+    │       └── ServerError             5xx
+    ├── IllegalRequestError         a rendered request broke the protocol and repair could not fix it
+    ├── CompactionError             the summary call failed; the history was left as it was
+    └── LocalServerError            the embedded llama.cpp server could not be started or reached
+
+SDK and HTTP exceptions are translated to this tree in exactly one place per adapter, with
+``raise ... from exc`` so the original stays attached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = [
+    "AuthenticationError",
+    "BadRequestError",
+    "CompactionError",
+    "ConfigError",
+    "ContextTooLongError",
+    "IllegalRequestError",
+    "LocalServerError",
+    "OverloadedError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderHTTPError",
+    "ProviderTimeout",
+    "RateLimitError",
+    "ServerError",
+    "TinyAgentError",
+]
+
+
+class TinyAgentError(Exception):
+    """Base of every error tiny-agent raises on purpose."""
+
+
+class ConfigError(TinyAgentError):
+    """The user must change something: a flag, an environment variable, a config value, a file."""
+
+
+class ProviderError(TinyAgentError):
+    """A model call failed at run time."""
+
+
+class ProviderConnectionError(ProviderError):
+    """The provider could not be reached (DNS, refused connection, cut stream)."""
+
+
+class ProviderTimeout(ProviderConnectionError):
+    """The provider did not answer in time."""
+
+
+class ProviderHTTPError(ProviderError):
+    """The provider answered with an error status.
+
+    ``headers`` are lower-cased so ``exc.headers.get("retry-after")`` works.
+    """
+
+    def __init__(
+        self, message: str, *, status_code: int, body: object = None, headers: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.body = body
+        self.headers = {k.lower(): v for k, v in (headers or {}).items()}
+
+
+class AuthenticationError(ProviderHTTPError):
+    """401 or 403: the API key is missing, wrong or lacks permission."""
+
+
+class BadRequestError(ProviderHTTPError):
+    """The provider refused the request itself (400, 404, 422). Retrying the same request cannot help."""
+
+
+class ContextTooLongError(BadRequestError):
+    """The prompt is longer than the model's context window."""
+
+
+class RateLimitError(ProviderHTTPError):
+    """429: too many requests or tokens; retried with backoff before it reaches you."""
+
+
+class OverloadedError(ProviderHTTPError):
+    """529: the provider is overloaded; retried with backoff before it reaches you."""
+
+
+class ServerError(ProviderHTTPError):
+    """5xx: the provider failed; retried with backoff before it reaches you."""
+
+
+class IllegalRequestError(TinyAgentError):
+    """A rendered request broke the wire protocol and the deterministic repair could not fix it."""
+
+    def __init__(self, violations: list[str]) -> None:
+        super().__init__("illegal request: " + "; ".join(violations))
+        self.violations = violations
+
+
+class CompactionError(TinyAgentError):
+    """The summary call failed or returned nothing. The history was left unchanged."""
+
+
+class LocalServerError(TinyAgentError):
+    """The embedded llama.cpp server could not be started, reached or stopped."""

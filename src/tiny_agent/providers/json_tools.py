@@ -1,0 +1,90 @@
+"""Tool calls for models that cannot make them: grammar-constrained JSON over Chat Completions.
+
+A small local model (the embedded SmolLM2-135M) answers tool requests in prose. llama.cpp can
+constrain decoding to a JSON schema (``response_format``), so the model is made to answer with
+exactly one of ``{"tool": <name>, "arguments": {...}}`` or ``{"answer": "..."}``; this module maps
+that back to tool_use and text blocks. The history is rendered in the same JSON the model writes,
+and tool results as user turns, so a chat template without tool support still reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from tiny_agent.types import Block, Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
+
+__all__ = ["SCHEMA_NAME", "parse_reply", "render_messages", "response_format", "tool_instructions"]
+
+SCHEMA_NAME = "tool_or_answer"
+
+
+def response_format(tools: Sequence[ToolSpec]) -> dict[str, Any]:
+    """One object per tool, plus the final answer: the grammar admits nothing else."""
+    options: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {"tool": {"const": t.name}, "arguments": dict(t.input_schema)},
+            "required": ["tool", "arguments"],
+            "additionalProperties": False,
+        }
+        for t in tools
+    ]
+    options.append(
+        {
+            "type": "object",
+            "properties": {"answer": {"type": "string"}},
+            "required": ["answer"],
+            "additionalProperties": False,
+        }
+    )
+    schema = {"oneOf": options}
+    return {"type": "json_schema", "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": schema}}
+
+
+def tool_instructions(tools: Sequence[ToolSpec]) -> str:
+    """The part of the system prompt that tells the model the JSON it must write."""
+    lines = [
+        "Reply with one JSON object and nothing else.",
+        'To use a tool: {"tool": "<name>", "arguments": {...}}. When you have the answer: {"answer": "<text>"}.',
+        "Tools:",
+    ]
+    for t in tools:
+        params = ", ".join(t.input_schema.get("properties", {}))
+        lines.append(f"- {t.name}({params}): {t.description}")
+    return "\n".join(lines)
+
+
+def render_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Chat messages without tool roles: calls as the JSON the model wrote, results as user turns."""
+    names = {b.id: b.name for m in messages for b in m.tool_uses}
+    rendered: list[dict[str, Any]] = []
+    for message in messages:
+        parts: list[str] = []
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                parts.append(json.dumps({"answer": block.text}) if message.role == "assistant" else block.text)
+            elif isinstance(block, ToolUseBlock):
+                parts.append(json.dumps({"tool": block.name, "arguments": dict(block.input)}))
+            elif isinstance(block, ToolResultBlock):
+                status = "error" if block.is_error else "result"
+                parts.append(f"[{names.get(block.tool_use_id, 'tool')} {status}]\n{block.content}")
+        rendered.append({"role": message.role, "content": "\n\n".join(parts)})
+    return rendered
+
+
+def parse_reply(text: str) -> tuple[Block, ...]:
+    """The model's JSON as blocks; anything unexpected is kept as plain text, never dropped."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return (TextBlock(text),) if text else ()
+    if isinstance(data, dict) and isinstance(data.get("tool"), str):
+        arguments = data.get("arguments")
+        call_input = arguments if isinstance(arguments, dict) else {"__invalid_json__": json.dumps(arguments)}
+        return (ToolUseBlock(f"call_{uuid.uuid4().hex[:16]}", data["tool"], call_input),)
+    if isinstance(data, dict) and isinstance(data.get("answer"), str):
+        return (TextBlock(data["answer"]),)
+    return (TextBlock(text),)

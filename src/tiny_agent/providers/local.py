@@ -1,0 +1,164 @@
+"""The embedded local model: a llama.cpp server behind one of the two adapters, no key, no network.
+
+A profile, not a third adapter: llama.cpp speaks OpenAI Chat Completions and Anthropic Messages,
+so the local provider is the OpenAI adapter (default) or the Anthropic adapter pointed at a server
+it started (or a warm one). What the profile adds: the context window from ``/props``, exact token
+counts from ``/apply-template`` + ``/tokenize``, a price of zero, and grammar-constrained JSON tool
+calls for small models that cannot call tools by themselves.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from tiny_agent.errors import LocalServerError
+from tiny_agent.providers.anthropic import AnthropicProvider
+from tiny_agent.providers.base import Provider, Wire
+from tiny_agent.providers.llama_server import (
+    DEFAULT_CTX_SIZE,
+    LlamaServer,
+    check_model,
+    find_default_model,
+    props,
+    read_warm_server,
+)
+from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.types import ModelResponse, Prompt, Usage
+
+__all__ = ["LocalProvider"]
+
+log = logging.getLogger(__name__)
+
+
+class LocalProvider:
+    """A Provider over a llama.cpp server. Use it as a context manager: the server it starts stops
+    when the block ends, whatever way it ends.
+
+    ``base_url`` uses an existing server; otherwise a warm server (``tiny-agent local start``) is
+    used if one runs, else a server is started for the lifetime of this provider.
+    """
+
+    name = "local"
+
+    def __init__(
+        self,
+        *,
+        model_path: str | Path | None = None,
+        base_url: str | None = None,
+        wire: Wire = "openai",
+        tool_mode: str = "json_schema",
+        ctx_size: int = DEFAULT_CTX_SIZE,
+        max_tokens: int = 512,
+        use_warm: bool = True,
+    ) -> None:
+        self.wire: Wire = wire
+        self.model_path = check_model(model_path) if model_path else None
+        self.model = self.model_path.stem if self.model_path else "SmolLM2-135M-Instruct"
+        self._base_url = base_url.rstrip("/") if base_url else None
+        self._tool_mode = tool_mode
+        self._ctx_size = ctx_size
+        self._max_tokens = max_tokens
+        self._use_warm = use_warm
+        self._server: LlamaServer | None = None
+        self._inner: Provider | None = None
+        self._window: int | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> LocalProvider:
+        if self._inner is not None:
+            return self
+        if self._base_url is None:
+            warm = read_warm_server() if self._use_warm else None
+            if warm is not None and (self.model_path is None or Path(warm.model) == self.model_path):
+                log.info("using the warm llama-server on port %d", warm.port)
+                self._base_url = warm.base_url
+            else:
+                model = self.model_path or find_default_model()
+                self._server = LlamaServer(model, ctx_size=self._ctx_size).start()
+                self._base_url = self._server.base_url
+        self._inner = self._adapter(self._base_url)
+        return self
+
+    def _adapter(self, base_url: str) -> Provider:
+        if self.wire == "anthropic":
+            return AnthropicProvider(
+                model=self.model, api_key="local", base_url=base_url, name="local", max_tokens=self._max_tokens
+            )
+        return OpenAICompatProvider(
+            model=self.model,
+            api_key="local",
+            base_url=f"{base_url}/v1",
+            name="local",
+            max_tokens=self._max_tokens,
+            tool_mode=self._tool_mode,
+        )
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+        self._inner = None
+
+    def __enter__(self) -> LocalProvider:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def base_url(self) -> str:
+        self.start()
+        assert self._base_url is not None
+        return self._base_url
+
+    @property
+    def inner(self) -> Provider:
+        self.start()
+        assert self._inner is not None
+        return self._inner
+
+    # -- the Provider protocol ----------------------------------------------------------------
+
+    def render(self, prompt: Prompt) -> dict[str, Any]:
+        return self.inner.render(prompt)
+
+    def send(self, body: dict[str, Any]) -> ModelResponse:
+        return self.inner.send(body)
+
+    def context_window(self) -> int | None:
+        if self._window is None:
+            info = props(self.base_url)
+            settings = info.get("default_generation_settings") or {}
+            n_ctx = settings.get("n_ctx") or info.get("n_ctx")
+            self._window = int(n_ctx) if n_ctx else None
+        return self._window
+
+    def count_tokens(self, prompt: Prompt) -> int | None:
+        """Exact: the server applies its chat template to the rendered messages and tokenizes it."""
+        body = self.render(prompt)
+        messages = body["messages"]
+        if self.wire == "anthropic":
+            # /apply-template takes the OpenAI shape; the Anthropic body is counted by its own endpoint.
+            return self._post("/v1/messages/count_tokens", body).get("input_tokens")
+        payload: dict[str, Any] = {"messages": messages}
+        if body.get("tools"):
+            payload["tools"] = body["tools"]
+        text = self._post("/apply-template", payload).get("prompt", "")
+        tokens = self._post("/tokenize", {"content": text, "add_special": True}).get("tokens", [])
+        return len(tokens)
+
+    def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+        try:
+            response = httpx2.post(f"{self.base_url}{path}", json=payload, timeout=30.0)
+            response.raise_for_status()
+            return dict(response.json())
+        except httpx2.HTTPError as exc:
+            raise LocalServerError(f"llama-server {path} failed: {exc}") from exc
+
+    def price(self, usage: Usage) -> float | None:
+        return 0.0  # a genuine zero: the model runs on this machine

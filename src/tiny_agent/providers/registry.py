@@ -1,0 +1,149 @@
+"""Provider profiles and the choice of one: which endpoint, which key, which adapter.
+
+A profile is an endpoint over an adapter (see ``base``): DeepSeek and Moonshot are profiles over the
+OpenAI-compatible adapter, not adapters of their own. ``resolve_provider`` reads a mapping of
+environment variables rather than ``os.environ`` directly, so selection is testable and explicit.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tiny_agent.errors import ConfigError
+from tiny_agent.providers.anthropic import AnthropicProvider
+from tiny_agent.providers.base import Provider, Wire
+from tiny_agent.providers.openai_compat import OpenAICompatProvider
+
+__all__ = ["AUTO_ORDER", "LOCAL", "PLACEHOLDER_KEY", "PROFILES", "PROVIDER_NAMES", "Profile", "resolve_provider"]
+
+PLACEHOLDER_KEY = "not-needed"
+"""Sent to a custom OpenAI-compatible server (such as llama.cpp) that needs no key; the SDK insists on one."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A named endpoint: where it is, how to authenticate, what to run by default."""
+
+    name: str
+    wire: Wire
+    """The adapter that speaks to it."""
+    base_url: str
+    """Default endpoint, used when neither the caller nor ``base_url_env`` gives one."""
+    key_env: str
+    """Environment variable holding the API key."""
+    default_model: str
+    pricing_provider_id: str | None
+    """genai-prices provider id; None when the endpoint has no known price list."""
+    base_url_env: str | None = None
+    """Environment variable that overrides ``base_url``, where the provider's own SDK honours one."""
+    keyless_with_base_url: bool = False
+    """A custom ``base_url`` may point at a server that needs no key (llama.cpp, vLLM, ...)."""
+
+
+PROFILES: Mapping[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "anthropic",
+            "anthropic",
+            "https://api.anthropic.com",
+            "ANTHROPIC_API_KEY",
+            "claude-sonnet-4-6",
+            "anthropic",
+            base_url_env="ANTHROPIC_BASE_URL",
+        ),
+        Profile(
+            "openai",
+            "openai",
+            "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
+            "gpt-4o-mini",
+            "openai",
+            base_url_env="OPENAI_BASE_URL",
+            keyless_with_base_url=True,
+        ),
+        Profile("deepseek", "openai", "https://api.deepseek.com", "DEEPSEEK_API_KEY", "deepseek-chat", "deepseek"),
+        Profile(
+            "moonshot", "openai", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY", "kimi-k2-0905-preview", "moonshotai"
+        ),
+    )
+}
+
+LOCAL = "local"
+"""The embedded llama.cpp model: chosen when no remote provider is configured."""
+
+AUTO_ORDER: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("ANTHROPIC_API_KEY",), "anthropic"),
+    (("OPENAI_API_KEY", "OPENAI_BASE_URL"), "openai"),
+    (("DEEPSEEK_API_KEY",), "deepseek"),
+    (("MOONSHOT_API_KEY",), "moonshot"),
+)
+"""Automatic selection: the first profile with any of its variables set wins; with none, the local model."""
+
+PROVIDER_NAMES: tuple[str, ...] = (*sorted(PROFILES), LOCAL)
+
+
+def resolve_provider(
+    name: str | None,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    env: Mapping[str, str] = os.environ,
+    **kwargs: Any,
+) -> Provider:
+    """Build the provider called ``name``, or pick one from ``env`` when ``name`` is None.
+
+    ``kwargs`` go to the adapter (``max_tokens``, ``max_retries``, ``http_client``, ...). Raises
+    ``ConfigError`` for an unknown name, a missing key, or when nothing is configured at all.
+    """
+    if name is None and not any(env.get(v) for variables, _ in AUTO_ORDER for v in variables):
+        name = LOCAL
+    if name is not None and name.strip().lower() == LOCAL:
+        return _local(model, base_url, kwargs)
+    profile = _auto_profile(env) if name is None else _named_profile(name)
+    url = base_url or (env.get(profile.base_url_env) if profile.base_url_env else None) or None
+    key = env.get(profile.key_env) or None
+    if key is None:
+        if not (profile.keyless_with_base_url and url):
+            raise ConfigError(f"provider {profile.name!r} needs {profile.key_env}")
+        key = PLACEHOLDER_KEY
+    common: dict[str, Any] = {
+        "model": model or profile.default_model,
+        "api_key": key,
+        "base_url": url or profile.base_url,
+        "name": profile.name,
+    }
+    match profile.wire:
+        case "anthropic":
+            return AnthropicProvider(**common, **kwargs)
+        case "openai":
+            kwargs.setdefault("pricing_provider_id", profile.pricing_provider_id)
+            return OpenAICompatProvider(**common, **kwargs)
+
+
+def _local(model: str | None, base_url: str | None, kwargs: dict[str, Any]) -> Provider:
+    """The embedded model: no key, a llama.cpp server on loopback. ``model`` is a GGUF path."""
+    from tiny_agent.providers.local import LocalProvider  # keeps the remote-only path free of it
+
+    if model is not None and not model.endswith(".gguf") and not os.path.isfile(model):
+        raise ConfigError(f"the local provider takes --model PATH to a .gguf file, not {model!r}")
+    allowed = {k: v for k, v in kwargs.items() if k in ("max_tokens", "wire", "tool_mode", "ctx_size")}
+    return LocalProvider(model_path=model, base_url=base_url, **allowed)
+
+
+def _named_profile(name: str) -> Profile:
+    profile = PROFILES.get(name.strip().lower())
+    if profile is None:
+        known = ", ".join(PROVIDER_NAMES)
+        raise ConfigError(f"unknown provider {name!r}; known providers: {known}")
+    return profile
+
+
+def _auto_profile(env: Mapping[str, str]) -> Profile:
+    for variables, profile_name in AUTO_ORDER:
+        if any(env.get(v) for v in variables):
+            return PROFILES[profile_name]
+    raise AssertionError("resolve_provider picks the local provider when nothing is configured")

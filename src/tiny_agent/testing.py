@@ -1,0 +1,104 @@
+"""A scripted provider for tests and examples: replies come from a list, requests are kept.
+
+It renders with a real adapter's pure ``render`` (no network), so what it records is byte for byte
+the body that adapter would send; only ``send`` is scripted. Usage is reported like a provider
+that caches automatically: the longest prefix shared with the previous request counts as read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from tiny_agent.providers.base import Provider, Wire
+from tiny_agent.types import Message, ModelResponse, Prompt, TextBlock, ToolUseBlock, Usage
+
+__all__ = ["ScriptedProvider", "tool_call"]
+
+Reply = Message | ModelResponse | BaseException | Callable[[dict[str, Any]], Message | ModelResponse]
+
+
+def tool_call(name: str, call_id: str | None = None, text: str = "", **arguments: Any) -> Message:
+    """An assistant message that calls one tool: ``tool_call("read_file", path="README.md")``."""
+    blocks: tuple[TextBlock | ToolUseBlock, ...] = (TextBlock(text),) if text else ()
+    return Message("assistant", (*blocks, ToolUseBlock(call_id or f"call_{name}_{id(arguments)}", name, arguments)))
+
+
+class ScriptedProvider:
+    """A Provider whose answers are scripted: a Message, a ModelResponse, an exception to raise, or a
+    function of the request body. Every sent body is appended to ``requests``."""
+
+    def __init__(
+        self,
+        replies: Iterable[Reply],
+        *,
+        wire: Wire = "anthropic",
+        model: str = "scripted",
+        context_window: int | None = None,
+        name: str = "scripted",
+    ) -> None:
+        self.replies = list(replies)
+        self.wire: Wire = wire
+        self.model = model
+        self.name = name
+        self.requests: list[dict[str, Any]] = []
+        self._window = context_window
+        self._renderer = _renderer(wire, model)
+
+    def render(self, prompt: Prompt) -> dict[str, Any]:
+        return self._renderer.render(prompt)
+
+    def send(self, body: dict[str, Any]) -> ModelResponse:
+        self.requests.append(body)
+        if not self.replies:
+            raise AssertionError("ScriptedProvider ran out of replies")
+        reply = self.replies.pop(0)
+        if isinstance(reply, BaseException):
+            raise reply
+        if callable(reply):
+            reply = reply(body)
+        if isinstance(reply, ModelResponse):
+            return reply
+        stop = "tool_use" if reply.tool_uses else "end_turn"
+        return ModelResponse(reply, self._usage(body, reply), stop, self.model)
+
+    def _usage(self, body: dict[str, Any], reply: Message) -> Usage:
+        text = _prompt_text(body)
+        previous = _prompt_text(self.requests[-2]) if len(self.requests) > 1 else ""
+        shared = 0
+        for a, b in zip(text, previous, strict=False):
+            if a != b:
+                break
+            shared += 1
+        return Usage(
+            input_tokens=len(text) // 4 + 1,
+            output_tokens=len(json.dumps(reply.to_dict())) // 4 + 1,
+            cache_read_tokens=shared // 4,
+            cache_write_tokens=None,
+        )
+
+    def context_window(self) -> int | None:
+        return self._window
+
+    def count_tokens(self, prompt: Prompt) -> int | None:
+        return None
+
+    def price(self, usage: Usage) -> float | None:
+        return None
+
+
+def _prompt_text(body: dict[str, Any]) -> str:
+    # Prefix order of a real cache: tools, then system, then the conversation.
+    parts = {k: body.get(k) for k in ("tools", "system", "messages")}
+    return json.dumps(parts, ensure_ascii=False)
+
+
+def _renderer(wire: Wire, model: str) -> Provider:
+    if wire == "anthropic":
+        from tiny_agent.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(model=model, api_key="scripted")
+    from tiny_agent.providers.openai_compat import OpenAICompatProvider
+
+    return OpenAICompatProvider(model=model, api_key="scripted")

@@ -1,0 +1,226 @@
+"""Plain value types shared by every layer: content blocks, messages, usage, tools, prompts.
+
+The message model follows Anthropic's shape (a message is a role plus content blocks) because it is
+the richer of the two wire formats: OpenAI's tool messages map onto it one to one. These are pure
+values; ids, ordering in a session and storage belong to the context engine and the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "Block",
+    "CachePlan",
+    "Message",
+    "ModelResponse",
+    "Prompt",
+    "Role",
+    "TextBlock",
+    "ToolResultBlock",
+    "ToolSpec",
+    "ToolUseBlock",
+    "Usage",
+    "block_from_dict",
+    "message_from_dict",
+]
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    """Plain text, from the user or the model."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "text", "text": self.text}
+
+
+@dataclass(frozen=True)
+class ToolUseBlock:
+    """The model asks for a tool to run. ``id`` pairs it with its result."""
+
+    id: str
+    name: str
+    input: Mapping[str, Any]
+    type: Literal["tool_use"] = "tool_use"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "tool_use", "id": self.id, "name": self.name, "input": dict(self.input)}
+
+
+@dataclass(frozen=True)
+class ToolResultBlock:
+    """What a tool returned (or why it refused), sent back to the model in the next user message."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+    type: Literal["tool_result"] = "tool_result"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "tool_result",
+            "tool_use_id": self.tool_use_id,
+            "content": self.content,
+            "is_error": self.is_error,
+        }
+
+
+Block = TextBlock | ToolUseBlock | ToolResultBlock
+
+
+def block_from_dict(data: Mapping[str, Any]) -> Block:
+    """Inverse of ``Block.to_dict``; raises ValueError on an unknown block type."""
+    kind = data.get("type")
+    if kind == "text":
+        return TextBlock(str(data["text"]))
+    if kind == "tool_use":
+        return ToolUseBlock(str(data["id"]), str(data["name"]), dict(data.get("input") or {}))
+    if kind == "tool_result":
+        return ToolResultBlock(
+            str(data["tool_use_id"]), str(data.get("content", "")), bool(data.get("is_error", False))
+        )
+    raise ValueError(f"unknown content block type: {kind!r}")
+
+
+@dataclass(frozen=True)
+class Message:
+    """One turn of the conversation: a role and its content blocks, in order."""
+
+    role: Role
+    content: tuple[Block, ...]
+
+    @staticmethod
+    def user(text: str) -> Message:
+        return Message("user", (TextBlock(text),))
+
+    @staticmethod
+    def assistant(text: str) -> Message:
+        return Message("assistant", (TextBlock(text),))
+
+    @property
+    def text(self) -> str:
+        """All text blocks joined; tool blocks are left out."""
+        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def tool_uses(self) -> list[ToolUseBlock]:
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+    @property
+    def tool_results(self) -> list[ToolResultBlock]:
+        return [b for b in self.content if isinstance(b, ToolResultBlock)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "content": [b.to_dict() for b in self.content]}
+
+
+def message_from_dict(data: Mapping[str, Any]) -> Message:
+    """Inverse of ``Message.to_dict``."""
+    role = data["role"]
+    if role not in ("user", "assistant"):
+        raise ValueError(f"unknown role: {role!r}")
+    content = data["content"]
+    if isinstance(content, str):
+        return Message(role, (TextBlock(content),))
+    return Message(role, tuple(block_from_dict(b) for b in content))
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of one model call, normalised across providers.
+
+    ``input_tokens`` is the WHOLE prompt, cached tokens included, whatever the provider's convention
+    (Anthropic reports uncached input only; the adapter adds the cache counts back). A field is
+    ``None`` when the provider did not say, never a made-up zero.
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    """The provider's raw usage object, for what the normalised fields do not carry."""
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            _add(self.input_tokens, other.input_tokens),
+            _add(self.output_tokens, other.output_tokens),
+            _add(self.cache_read_tokens, other.cache_read_tokens),
+            _add(self.cache_write_tokens, other.cache_write_tokens),
+        )
+
+    @property
+    def uncached_input_tokens(self) -> int | None:
+        """Input billed at the full rate: total minus cache reads and writes."""
+        if self.input_tokens is None:
+            return None
+        return self.input_tokens - (self.cache_read_tokens or 0) - (self.cache_write_tokens or 0)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the model is told about a tool: its name, what it does, and a JSON schema for its input."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class CachePlan:
+    """Where the prompt-cache breakpoints go. Anchors that do not move: tools, system, a sealed turn.
+
+    Providers with explicit markers (Anthropic) place one ``cache_control`` per anchor; providers
+    with automatic prefix caching ignore the plan but still profit from its stable-first order.
+    """
+
+    tools: bool = True
+    system: bool = True
+    message_indices: tuple[int, ...] = ()
+    """Indices into ``Prompt.messages`` whose last block gets a breakpoint."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One provider-neutral request: what the model will see this turn, stable parts first.
+
+    ``system`` holds blocks in order of stability: the base system prompt, then the pinned
+    constraints. ``messages`` is the rendered window (summary first if compacted), already legal.
+    """
+
+    system: tuple[str, ...]
+    tools: tuple[ToolSpec, ...]
+    messages: tuple[Message, ...]
+    cache: CachePlan = CachePlan()
+    tool_choice: Literal["auto", "none"] = "auto"
+    """``"none"`` forbids tool calls (used by the summary call) without changing the tool prefix."""
+    max_tokens: int | None = None
+    """Cap on output tokens; None leaves the provider profile's default."""
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """What one model call produced, normalised."""
+
+    message: Message
+    usage: Usage
+    stop_reason: str
+    """"end_turn", "tool_use", "max_tokens" or the provider's own word when it has no equivalent."""
+    model: str
+    prefill_ms: float | None = None
+    """Time the server spent reading the prompt, where it reports it (llama.cpp ``timings``)."""
