@@ -1,1 +1,62 @@
-"""tiny-agent: an agent runtime whose heart is a context engine."""
+"""tiny-agent: an agent runtime whose heart is a context engine.
+
+    from tiny_agent import Agent, Toolbox, Workspace, resolve_provider
+
+    provider = resolve_provider(None)            # from the environment; the local model without a key
+    agent = Agent(provider, Toolbox(Workspace(".").tools()), pins=["never edit dev.mjs"])
+    result = agent.run("read README.md and tell me what it is about")
+    print(result.answer, agent.context.ledger.total)
+"""
+
+from tiny_agent.agent.loop import Agent, AgentConfig, RunResult
+from tiny_agent.agent.report import format_event, format_totals
+from tiny_agent.agent.tools import Tool, Toolbox, ToolFailure
+from tiny_agent.agent.workspace import Workspace
+from tiny_agent.context.compaction import Compaction
+from tiny_agent.context.engine import Context, ContextConfig
+from tiny_agent.context.legality import check_anthropic_body, check_messages, check_openai_body, repair
+from tiny_agent.context.tokens import TokenLedger
+from tiny_agent.errors import CompactionError, ConfigError, ProviderError, TinyAgentError
+from tiny_agent.providers.anthropic import AnthropicProvider
+from tiny_agent.providers.base import Provider
+from tiny_agent.providers.local import LocalProvider
+from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.providers.registry import resolve_provider
+from tiny_agent.types import Message, ModelResponse, Prompt, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
+
+__all__ = [
+    "Agent",
+    "AgentConfig",
+    "AnthropicProvider",
+    "Compaction",
+    "CompactionError",
+    "ConfigError",
+    "Context",
+    "ContextConfig",
+    "LocalProvider",
+    "Message",
+    "ModelResponse",
+    "OpenAICompatProvider",
+    "Prompt",
+    "Provider",
+    "ProviderError",
+    "RunResult",
+    "TextBlock",
+    "TinyAgentError",
+    "TokenLedger",
+    "Tool",
+    "ToolFailure",
+    "ToolResultBlock",
+    "ToolSpec",
+    "ToolUseBlock",
+    "Toolbox",
+    "Usage",
+    "Workspace",
+    "check_anthropic_body",
+    "check_messages",
+    "check_openai_body",
+    "format_event",
+    "format_totals",
+    "repair",
+    "resolve_provider",
+]

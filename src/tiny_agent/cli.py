@@ -1,6 +1,7 @@
 """The ``tiny-agent`` command: parse flags, wire the library together, print. No logic of its own.
 
     tiny-agent "read README.md then tell me what it is about"
+    tiny-agent local start|stop|status
 
 The answer goes to stdout; one line per model call, tool run and compaction goes to stderr.
 Exit codes: 0 done, 1 provider or protocol failure, 2 usage or configuration error, 3 step limit.
@@ -9,10 +10,12 @@ Exit codes: 0 done, 1 provider or protocol failure, 2 usage or configuration err
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
-import os
+import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.logging import RichHandler
@@ -22,8 +25,10 @@ from tiny_agent.agent.report import format_event, format_totals
 from tiny_agent.agent.tools import Toolbox
 from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.engine import ContextConfig
-from tiny_agent.errors import ConfigError
-from tiny_agent.providers.registry import PROFILES, resolve_provider
+from tiny_agent.errors import ConfigError, TinyAgentError
+from tiny_agent.providers import llama_server
+from tiny_agent.providers.local import LocalProvider
+from tiny_agent.providers.registry import PROVIDER_NAMES, resolve_provider
 
 __all__ = ["build_parser", "main"]
 
@@ -59,8 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("task", help="what the agent should do, in plain words")
     g = p.add_argument_group("provider")
-    g.add_argument("--provider", choices=sorted(PROFILES), help="default: chosen from the environment's API keys")
-    g.add_argument("--model", help="model id (default: the provider's default)")
+    g.add_argument(
+        "--provider", choices=PROVIDER_NAMES, help="default: from the environment's API keys, else the local model"
+    )
+    g.add_argument("--model", help="model id, or a .gguf file for the local provider (default: the provider's)")
     g.add_argument("--base-url", help="API base URL, e.g. a llama.cpp server's http://127.0.0.1:8080/v1")
     g.add_argument("--max-tokens", type=_positive, help="cap on output tokens per call")
     w = p.add_argument_group("workspace and rules")
@@ -80,23 +87,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["local"]:
+        return local_main(argv[1:])
     args = build_parser().parse_args(argv)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(message)s",
-        handlers=[RichHandler(console=err, show_path=False)],
-    )
+    err = _stderr(args.verbose)
+    # SIGTERM becomes SystemExit, so a server this run started is stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
         workspace = Workspace(args.workspace, protect=args.protect, max_output_chars=args.max_output_chars)
-        provider = resolve_provider(args.provider, model=args.model, base_url=args.base_url, max_tokens=args.max_tokens)
+        options: dict[str, Any] = {"max_tokens": args.max_tokens} if args.max_tokens else {}
+        provider = resolve_provider(args.provider, model=args.model, base_url=args.base_url, **options)
         context_config = ContextConfig(
             compact_at=args.compact_at, keep_turns=args.keep_turns, context_window=args.context_window
         )
-    except ConfigError as exc:
+        with contextlib.ExitStack() as stack:
+            if isinstance(provider, LocalProvider):
+                stack.enter_context(provider)
+            return _run(args, provider, workspace, context_config, err)
+    except TinyAgentError as exc:  # configuration, or a local server that would not start
         err.print(f"tiny-agent: {exc}", markup=False)
-        return 2
+        return 2 if isinstance(exc, ConfigError) else 1
 
+
+def _run(args: argparse.Namespace, provider: Any, workspace: Workspace, config: ContextConfig, err: Console) -> int:
     def show(event: Event) -> None:
         if not args.quiet:
             err.print(format_event(event), markup=False)
@@ -105,12 +119,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         provider,
         Toolbox(workspace.tools()),
         config=AgentConfig(max_steps=args.max_steps),
-        context_config=context_config,
+        context_config=config,
         pins=args.pin,
         on_event=show,
     )
     if not args.quiet:
-        err.print(f"[{provider.name} · {provider.model} · workspace {os.path.abspath(args.workspace)}]", markup=False)
+        where = f" · {provider.base_url}" if isinstance(provider, LocalProvider) else ""
+        err.print(f"[{provider.name} · {provider.model}{where} · workspace {workspace.root}]", markup=False)
     result = agent.run(args.task)
     if not args.quiet:
         err.print(format_totals(agent.context.ledger), markup=False)
@@ -119,6 +134,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     if result.stop != "done":
         err.print(f"tiny-agent: {result.message}", markup=False)
     return EXIT_CODES[result.stop]
+
+
+def _stderr(verbose: bool) -> Console:
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(message)s",
+        handlers=[RichHandler(console=err, show_path=False)],
+    )
+    return err
+
+
+def local_main(argv: Sequence[str]) -> int:
+    """``tiny-agent local start|stop|status``: one warm llama.cpp server that outlives runs, so a
+    second run within minutes reads the system prompt from the server's KV cache."""
+    p = argparse.ArgumentParser(prog="tiny-agent local", description=local_main.__doc__)
+    p.add_argument("action", choices=["start", "stop", "status"])
+    p.add_argument("--model", help="a .gguf file (default: the embedded SmolLM2-135M)")
+    p.add_argument("--ctx-size", type=_positive, default=llama_server.DEFAULT_CTX_SIZE, help="context window")
+    args = p.parse_args(argv)
+    err = _stderr(False)
+    try:
+        if args.action == "start":
+            model = llama_server.check_model(args.model) if args.model else llama_server.find_default_model()
+            warm = llama_server.start_warm_server(model, ctx_size=args.ctx_size)
+            print(f"running: pid {warm.pid} · {warm.base_url} · {warm.model}")
+        elif args.action == "stop":
+            stopped = llama_server.stop_warm_server()
+            print(f"stopped pid {stopped.pid}" if stopped else "no warm server was running")
+        else:
+            found = llama_server.read_warm_server()
+            print(f"running: pid {found.pid} · {found.base_url} · {found.model}" if found else "not running")
+            return 0 if found else 3
+    except TinyAgentError as exc:
+        err.print(f"tiny-agent local: {exc}", markup=False)
+        return 2 if isinstance(exc, ConfigError) else 1
+    return 0
 
 
 if __name__ == "__main__":

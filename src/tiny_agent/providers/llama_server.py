@@ -33,10 +33,15 @@ __all__ = [
     "DEFAULT_CTX_SIZE",
     "LlamaServer",
     "WarmServer",
+    "check_model",
     "find_binary",
     "find_default_model",
+    "healthy",
+    "props",
     "read_warm_server",
+    "start_warm_server",
     "state_file",
+    "stop_warm_server",
 ]
 
 log = logging.getLogger(__name__)

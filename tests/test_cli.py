@@ -1,0 +1,66 @@
+"""The CLI's front door: a user's mistake is one line that says what to fix, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tiny_agent.cli import main
+
+KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "DEEPSEEK_API_KEY", "MOONSHOT_API_KEY")
+
+
+@pytest.fixture(autouse=True)
+def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in KEYS:
+        monkeypatch.delenv(key, raising=False)
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    return err
+
+
+def test_a_missing_key_says_what_to_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--provider", "anthropic", "--workspace", str(tmp_path), "hi"]) == 2
+    err = one_line_error(capsys)
+    assert err == "tiny-agent: provider 'anthropic' needs ANTHROPIC_API_KEY"
+
+
+def test_an_unknown_provider_lists_the_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--provider", "gemini", "hi"])
+    assert exit_.value.code == 2
+    err = one_line_error(capsys)
+    assert "invalid choice: 'gemini'" in err and "anthropic" in err and "local" in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "fragment"),
+    [("--compact-at", "lots", "fraction"), ("--compact-at", "-1", "above 0"), ("--max-steps", "0", "at least 1")],
+)
+def test_bad_flags_say_what_to_fix(flag: str, value: str, fragment: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([flag, value, "hi"])
+    assert exit_.value.code == 2
+    assert fragment in one_line_error(capsys)
+
+
+def test_a_missing_workspace_is_a_config_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--workspace", str(tmp_path / "nope"), "hi"]) == 2
+    assert "nope" in one_line_error(capsys)
+
+
+def test_local_with_a_model_name_instead_of_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--provider", "local", "--model", "gpt-4o", "--workspace", str(tmp_path), "hi"]) == 2
+    assert ".gguf" in one_line_error(capsys)
+
+
+def test_local_status_when_nothing_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert main(["local", "status"]) == 3
+    assert capsys.readouterr().out.strip() == "not running"
