@@ -39,13 +39,25 @@ def test_an_unknown_provider_lists_the_choices(capsys: pytest.CaptureFixture[str
 
 @pytest.mark.parametrize(
     ("flag", "value", "fragment"),
-    [("--compact-at", "lots", "fraction"), ("--compact-at", "-1", "above 0"), ("--max-steps", "0", "at least 1")],
+    [
+        ("--compact-at", "lots", "fraction"),
+        ("--compact-at", "-1", "whole token count"),
+        ("--compact-at", "1.5", "whole token count"),
+        ("--max-steps", "0", "at least 1"),
+    ],
 )
 def test_bad_flags_say_what_to_fix(flag: str, value: str, fragment: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         main([flag, value, "hi"])
     assert exit_.value.code == 2
     assert fragment in one_line_error(capsys)
+
+
+def test_an_empty_task_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["   "])
+    assert exit_.value.code == 2
+    assert "the task is empty" in one_line_error(capsys)
 
 
 def test_a_missing_workspace_is_a_config_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,17 +7,17 @@ import json
 import pytest
 
 from tiny_agent.context.compaction import SUMMARY_HEADER, choose_cut, flatten
-from tiny_agent.context.engine import Context, ContextConfig
+from tiny_agent.context.engine import EMPTY_REPLY, Context, ContextConfig
 from tiny_agent.errors import CompactionError, ConfigError, RateLimitError
 from tiny_agent.testing import ScriptedProvider, tool_call
-from tiny_agent.types import Message, ModelResponse, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
+from tiny_agent.types import Message, ModelResponse, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
 
 READ = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 
 
-def conversation(turns: int) -> Context:
+def conversation(turns: int, config: ContextConfig | None = None) -> Context:
     """A task followed by ``turns`` read_file calls and their results (the last message is from the user)."""
-    ctx = Context("system", (READ,), pins=["never edit dev.mjs"])
+    ctx = Context("system", (READ,), pins=["never edit dev.mjs"], config=config)
     ctx.add_user("summarise the repo")
     for i in range(turns):
         ctx.add_assistant(Message("assistant", (ToolUseBlock(f"c{i}", "read_file", {"path": f"f{i}.txt"}),)))
@@ -149,13 +149,53 @@ def test_ledger_totals_keep_unknown_as_none() -> None:
 
 
 def test_maybe_compact_fires_past_the_threshold_only() -> None:
-    ctx = conversation(8)
+    ctx = conversation(8, ContextConfig(summary_max_tokens=64))
     provider = ScriptedProvider([Message.assistant("summary")], context_window=100_000)
     assert ctx.maybe_compact(provider) is None, "far below 80% of 100k"
     small = ScriptedProvider([Message.assistant("summary")], context_window=1_000)
     compaction = ctx.maybe_compact(small)
     assert compaction is not None
     assert ctx.context_tokens() < compaction.tokens_before  # type: ignore[operator]
+
+
+def test_maybe_compact_skips_a_summary_that_would_not_save_anything() -> None:
+    ctx = conversation(8)  # the part to summarise is far smaller than a 1,024-token summary
+    provider = ScriptedProvider([], context_window=1_000)
+    assert ctx.needs_compaction(provider)
+    assert ctx.maybe_compact(provider) is None
+    assert provider.requests == [], "no summary call was paid for"
+
+
+def test_a_failed_summary_is_not_retried_until_the_context_grows() -> None:
+    ctx = conversation(8, ContextConfig(summary_max_tokens=64))
+    provider = ScriptedProvider([RuntimeError("down"), Message.assistant("summary")], context_window=1_000)
+    with pytest.raises(CompactionError):
+        ctx.maybe_compact(provider)
+    assert ctx.maybe_compact(provider) is None and len(provider.requests) == 1, "no retry at the same size"
+    for i in range(8, 12):
+        ctx.add_assistant(Message("assistant", (ToolUseBlock(f"c{i}", "read_file", {"path": f"f{i}.txt"}),)))
+        ctx.add_tool_results([ToolResultBlock(f"c{i}", f"contents of file {i} " * 20)])
+    assert ctx.maybe_compact(provider) is not None, "retried once the context grew"
+
+
+def test_compaction_keeps_fewer_turns_when_the_kept_ones_would_not_fit() -> None:
+    ctx = conversation(8, ContextConfig(summary_max_tokens=64, keep_turns=4, context_window=1_500))
+    compaction = ctx.compact(lambda text: "s", provider=ScriptedProvider([], context_window=1_500))
+    assert compaction is not None
+    kept_turns = sum(1 for m in ctx.window() if m.role == "assistant")
+    assert 1 <= kept_turns < 4
+
+
+def test_blank_text_never_reaches_the_log() -> None:
+    ctx = Context("s")
+    ctx.add_user("go")
+    ctx.add_assistant(Message("assistant", (TextBlock("  "), ToolUseBlock("t", "read_file", {"path": "a"}))))
+    ctx.add_tool_results([ToolResultBlock("t", "x")])
+    ctx.add_assistant(Message("assistant", (TextBlock(""),)))
+    ctx.add_user("and?")
+    texts = [b for m in ctx.messages for b in m.content if isinstance(b, TextBlock)]
+    assert all(b.text.strip() for b in texts)
+    assert ctx.messages[3].text == EMPTY_REPLY
 
 
 def test_choose_cut_never_splits_a_call_from_its_result() -> None:

@@ -4,7 +4,8 @@
     tiny-agent local start|stop|status
 
 The answer goes to stdout; one line per model call, tool run and compaction goes to stderr.
-Exit codes: 0 done, 1 provider or protocol failure, 2 usage or configuration error, 3 step limit.
+Exit codes: 0 done, 1 provider or protocol failure, 2 usage or configuration error, 3 step limit,
+4 the answer was cut at the output limit, 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from tiny_agent.providers.registry import PROVIDER_NAMES, resolve_provider
 
 __all__ = ["build_parser", "main"]
 
-EXIT_CODES = {"done": 0, "provider_error": 1, "illegal_request": 1, "step_limit": 3}
+EXIT_CODES = {"done": 0, "provider_error": 1, "illegal_request": 1, "step_limit": 3, "max_tokens": 4}
 
 
 def _compact_at(text: str) -> float:
@@ -42,8 +43,10 @@ def _compact_at(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"expected a fraction like 0.8 or a token count like 12000, not {text!r}"
         ) from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be above 0: a fraction of the window (0.8) or tokens (12000)")
+    if value <= 0 or (value > 1 and not value.is_integer()):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a fraction of the window in (0, 1] like 0.8, or a whole token count like 12000"
+        )
     return value
 
 
@@ -74,7 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--workspace", default=".", help="folder the tools are confined to (default: current folder)")
     w.add_argument("--protect", action="append", default=[], metavar="GLOB", help="write_file refuses these paths")
     w.add_argument("--pin", action="append", default=[], metavar="TEXT", help="a constraint kept in every request")
-    w.add_argument("--max-output-chars", type=_positive, default=20_000, help="cut tool output beyond this")
+    w.add_argument(
+        "--max-output-chars", type=_positive, help="cut tool output beyond this (default 20000, less for small windows)"
+    )
     c = p.add_argument_group("context")
     c.add_argument("--max-steps", type=_positive, default=30, help="model calls before the run stops (default 30)")
     c.add_argument("--compact-at", type=_compact_at, default=0.8, help="fraction of the window, or tokens")
@@ -90,12 +95,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["local"]:
         return local_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.task.strip():
+        parser.error("the task is empty: say what the agent should do")
     err = _stderr(args.verbose)
     # SIGTERM becomes SystemExit, so a server this run started is stopped on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
-        workspace = Workspace(args.workspace, protect=args.protect, max_output_chars=args.max_output_chars)
+        workspace = Workspace(args.workspace, protect=args.protect, max_output_chars=args.max_output_chars or 20_000)
         options: dict[str, Any] = {"max_tokens": args.max_tokens} if args.max_tokens else {}
         provider = resolve_provider(args.provider, model=args.model, base_url=args.base_url, **options)
         context_config = ContextConfig(
@@ -104,10 +112,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.ExitStack() as stack:
             if isinstance(provider, LocalProvider):
                 stack.enter_context(provider)
+                window = args.context_window or provider.context_window()
+                if window and not args.max_output_chars:
+                    # One tool result may take about a quarter of a small window (~3 chars a token).
+                    workspace.max_output_chars = min(workspace.max_output_chars, window * 3 // 4)
             return _run(args, provider, workspace, context_config, err)
     except TinyAgentError as exc:  # configuration, or a local server that would not start
         err.print(f"tiny-agent: {exc}", markup=False)
         return 2 if isinstance(exc, ConfigError) else 1
+    except KeyboardInterrupt:
+        err.print("tiny-agent: interrupted", markup=False)
+        return 130
 
 
 def _run(args: argparse.Namespace, provider: Any, workspace: Workspace, config: ContextConfig, err: Console) -> int:
@@ -155,6 +170,7 @@ def local_main(argv: Sequence[str]) -> int:
     p.add_argument("--ctx-size", type=_positive, default=llama_server.DEFAULT_CTX_SIZE, help="context window")
     args = p.parse_args(argv)
     err = _stderr(False)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
         if args.action == "start":
             model = llama_server.check_model(args.model) if args.model else llama_server.find_default_model()

@@ -6,6 +6,7 @@ branches, so a caller can tell "fix your setup" from "try again later"::
     TinyAgentError
     ├── ConfigError                 the user must change something (flag, key, config, model file)
     ├── ProviderError               a model call failed at run time
+    │   ├── LocalServerError            the embedded llama.cpp server could not be started or reached
     │   ├── ProviderConnectionError     no HTTP answer at all
     │   │   └── ProviderTimeout
     │   └── ProviderHTTPError           an HTTP answer with an error status (status_code, body, headers)
@@ -16,8 +17,7 @@ branches, so a caller can tell "fix your setup" from "try again later"::
     │       ├── OverloadedError         529
     │       └── ServerError             5xx
     ├── IllegalRequestError         a rendered request broke the protocol and repair could not fix it
-    ├── CompactionError             the summary call failed; the history was left as it was
-    └── LocalServerError            the embedded llama.cpp server could not be started or reached
+    └── CompactionError             the summary call failed; the history was left as it was
 
 SDK and HTTP exceptions are translated to this tree in exactly one place per adapter, with
 ``raise ... from exc`` so the original stays attached.
@@ -117,5 +117,5 @@ class CompactionError(TinyAgentError):
     """The summary call failed or returned nothing. The history was left unchanged."""
 
 
-class LocalServerError(TinyAgentError):
+class LocalServerError(ProviderError):
     """The embedded llama.cpp server could not be started, reached or stopped."""

@@ -8,6 +8,7 @@ that caches automatically: the longest prefix shared with the previous request c
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -22,7 +23,7 @@ Reply = Message | ModelResponse | BaseException | Callable[[dict[str, Any]], Mes
 def tool_call(name: str, call_id: str | None = None, text: str = "", **arguments: Any) -> Message:
     """An assistant message that calls one tool: ``tool_call("read_file", path="README.md")``."""
     blocks: tuple[TextBlock | ToolUseBlock, ...] = (TextBlock(text),) if text else ()
-    return Message("assistant", (*blocks, ToolUseBlock(call_id or f"call_{name}_{id(arguments)}", name, arguments)))
+    return Message("assistant", (*blocks, ToolUseBlock(call_id or f"call_{uuid.uuid4().hex[:12]}", name, arguments)))
 
 
 class ScriptedProvider:

@@ -42,7 +42,7 @@ DEFAULT_SYSTEM = (
 """Deliberately free of anything that changes between runs (no date, no time, no absolute path):
 a prefix cache only hits on identical bytes."""
 
-StopReason = Literal["done", "step_limit", "provider_error", "illegal_request"]
+StopReason = Literal["done", "max_tokens", "step_limit", "provider_error", "illegal_request"]
 
 
 @dataclass(frozen=True)
@@ -111,6 +111,8 @@ class RunResult:
             return f"done in {self.steps} step(s)"
         if self.stop == "step_limit":
             return f"stopped: reached the step limit ({self.steps} steps); raise --max-steps to let it go on"
+        if self.stop == "max_tokens":
+            return f"stopped at step {self.steps}: the reply was cut at the output limit; raise --max-tokens"
         return f"stopped by {self.stop.replace('_', ' ')} at step {self.steps}: {self.error}"
 
 
@@ -142,8 +144,8 @@ class Agent:
         result = RunResult("step_limit", "", 0)
         for step in range(1, self.config.max_steps + 1):
             result.steps = step
-            self._maybe_compact(result)
             try:
+                self._maybe_compact(result)
                 response = self.context.complete(self.provider)
             except ProviderError as exc:
                 return self._stop(result, "provider_error", exc)
@@ -153,7 +155,8 @@ class Agent:
             self._emit(result, TurnEvent(step, self.context.ledger.calls[-1], tokens, response.stop_reason))
             calls = response.message.tool_uses
             if not calls:
-                result.stop, result.answer = "done", response.message.text
+                result.answer = response.message.text
+                result.stop = "max_tokens" if response.stop_reason == "max_tokens" else "done"
                 return result
             self.context.add_tool_results([self._run_tool(result, step, call) for call in calls])
         return result

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.compaction import SUMMARY_INSTRUCTIONS, Compaction, Summarizer, WorkRecord, choose_cut, flatten
-from tiny_agent.context.legality import check_anthropic_body, check_openai_body, repair
+from tiny_agent.context.legality import check_anthropic_body, check_openai_body, drop_empty_text, repair
 from tiny_agent.context.tokens import CallRecord, TokenLedger
 from tiny_agent.errors import CompactionError, ConfigError, IllegalRequestError
 from tiny_agent.providers.base import Provider
@@ -32,6 +32,7 @@ __all__ = ["DEFAULT_CONTEXT_WINDOW", "Context", "ContextConfig"]
 log = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOW = 128_000
+EMPTY_REPLY = "(the model returned an empty reply)"
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,8 @@ class Context:
         self._compactions: list[Compaction] = []
         self._measured: tuple[int, int, int] | None = None
         """(messages in the log, compactions, tokens) as of the last response that reported usage."""
+        self._failed_at: int | None = None
+        """Context size when the last summary call failed; the next try waits for growth."""
 
     # -- the log ------------------------------------------------------------------------------
 
@@ -90,6 +93,11 @@ class Context:
         return tuple(self._compactions)
 
     def add(self, message: Message) -> None:
+        """Append to the log. Blank text blocks are dropped (no API accepts them); a reply left
+        with nothing is recorded as an explicit empty answer so the roles still alternate."""
+        message = drop_empty_text(message)
+        if not message.content:
+            message = Message(message.role, (TextBlock(EMPTY_REPLY if message.role == "assistant" else "(empty)"),))
         self._messages.append(message)
 
     def add_user(self, text: str) -> None:
@@ -157,7 +165,7 @@ class Context:
         """Render, check, send; the response joins the log and its usage the ledger."""
         prompt = self.prompt()
         response = self._call(provider, prompt, purpose="turn")
-        self._messages.append(response.message)
+        self.add(response.message)
         usage = response.usage
         if usage.input_tokens is not None:
             size = usage.input_tokens + (usage.output_tokens or 0)
@@ -196,18 +204,28 @@ class Context:
             return size + self.ledger.estimate(self._messages[count:])
         return self.ledger.estimate_prompt(prompt)
 
-    def compact(self, summarizer: Summarizer, *, keep_turns: int | None = None) -> Compaction | None:
-        """Replace all but the newest turns by a summary. None when there is nothing to compact.
+    def compact(
+        self,
+        summarizer: Summarizer,
+        *,
+        keep_turns: int | None = None,
+        provider: Provider | None = None,
+        min_tokens: int = 0,
+    ) -> Compaction | None:
+        """Replace all but the newest turns by a summary. None when there is nothing worth compacting.
 
-        The log keeps every message; only the window changes. If ``summarizer`` fails or returns
-        nothing, CompactionError is raised and the history is exactly as it was.
+        Without ``keep_turns``, keeps up to ``config.keep_turns`` turns, fewer if the kept turns
+        alone would leave less than half the threshold free. Does nothing if the part to summarise
+        is estimated below ``min_tokens``. The log keeps every message; only the window changes.
+        If ``summarizer`` fails or returns nothing, CompactionError is raised and the history is
+        exactly as it was.
         """
         base = self._compactions[-1].cut if self._compactions else 0
         recent = self._messages[base:]
-        cut = choose_cut(recent, keep_turns or self.config.keep_turns)
-        if cut is None:
+        cut = choose_cut(recent, keep_turns) if keep_turns else self._fitting_cut(recent, provider)
+        if cut is None or self.ledger.estimate(recent[:cut]) < min_tokens:
             return None
-        before = self.context_tokens()
+        before = self.context_tokens(provider)
         transcript = flatten(recent[:cut])
         if self._compactions:
             transcript = f"{self._compactions[-1].text()}\n\n{transcript}"
@@ -222,14 +240,40 @@ class Context:
         self._compactions.append(compaction)
         return compaction
 
+    def _fitting_cut(self, recent: Sequence[Message], provider: Provider | None) -> int | None:
+        """The cut keeping the most turns (up to ``keep_turns``) whose kept part fits in half the threshold."""
+        fixed = self.ledger.estimate_prompt(Prompt(self.system_blocks(), self.tools, ()))
+        budget = self.threshold(provider) // 2 - fixed - self.config.summary_max_tokens
+        cut = None
+        for keep in range(self.config.keep_turns, 0, -1):
+            cut = choose_cut(recent, keep)
+            if cut is not None and self.ledger.estimate(recent[cut:]) <= budget:
+                return cut
+        return cut  # even one turn is over budget: keep just that one
+
     def needs_compaction(self, provider: Provider | None = None) -> bool:
         return self.context_tokens(provider) > self.threshold(provider)
 
     def maybe_compact(self, provider: Provider) -> Compaction | None:
-        """Compact with ``provider`` as the summarizer if the context passed the threshold."""
-        if not self.needs_compaction(provider):
+        """Compact with ``provider`` as the summarizer if the context passed the threshold.
+
+        After a failed summary, waits until the context has grown by a tenth before trying again,
+        rather than paying for a failing call on every turn.
+        """
+        tokens = self.context_tokens(provider)
+        if tokens <= self.threshold(provider):
             return None
-        return self.compact(self.summarizer(provider))
+        if self._failed_at is not None and tokens < self._failed_at * 1.1:
+            return None
+        try:
+            # A summary must replace more than it costs, or every turn would compact again.
+            min_tokens = 2 * self.config.summary_max_tokens
+            compaction = self.compact(self.summarizer(provider), provider=provider, min_tokens=min_tokens)
+        except CompactionError:
+            self._failed_at = tokens
+            raise
+        self._failed_at = None
+        return compaction
 
     def summarizer(self, provider: Provider) -> Summarizer:
         """A summarizer that calls ``provider`` with this context's own system and tools first, so

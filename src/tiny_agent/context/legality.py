@@ -15,7 +15,7 @@ from typing import Any
 
 from tiny_agent.types import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
-__all__ = ["INTERRUPTED", "check_anthropic_body", "check_messages", "check_openai_body", "repair"]
+__all__ = ["INTERRUPTED", "check_anthropic_body", "check_messages", "check_openai_body", "drop_empty_text", "repair"]
 
 INTERRUPTED = "[no result: this tool call was interrupted before it finished]"
 
@@ -34,6 +34,8 @@ def check_messages(messages: Sequence[Message]) -> list[str]:
     for i, msg in enumerate(messages):
         if not msg.content:
             problems.append(f"messages[{i}] is empty")
+        if any(isinstance(b, TextBlock) and not b.text.strip() for b in msg.content):
+            problems.append(f"messages[{i}] has an empty text block")
         if i and msg.role == messages[i - 1].role:
             problems.append(f"messages[{i}] repeats the role {msg.role!r}")
         if msg.role == "assistant":
@@ -73,7 +75,7 @@ def repair(messages: Sequence[Message]) -> list[Message]:
     """
     fixed: list[Message] = []
     pending: list[str] = []
-    for msg in messages:
+    for msg in map(drop_empty_text, messages):
         if msg.role == "assistant":
             if pending:
                 fixed.append(_results_only(pending, ()))
@@ -97,6 +99,12 @@ def repair(messages: Sequence[Message]) -> list[Message]:
     if merged and merged[0].role == "assistant":
         merged.insert(0, Message.user("(continuing the conversation)"))
     return merged
+
+
+def drop_empty_text(message: Message) -> Message:
+    """The message without empty or blank text blocks (Anthropic rejects them with a 400)."""
+    kept = tuple(b for b in message.content if not (isinstance(b, TextBlock) and not b.text.strip()))
+    return message if len(kept) == len(message.content) else Message(message.role, kept)
 
 
 def _results_only(

@@ -156,7 +156,8 @@ def _parse_response(response: anthropic.types.Message) -> ModelResponse:
     for item in response.content:
         # Thinking and server-tool blocks are not part of tiny-agent's message model.
         if isinstance(item, anthropic.types.TextBlock):
-            blocks.append(TextBlock(item.text))
+            if item.text.strip():  # the API returns "" beside tool_use; sending it back is a 400
+                blocks.append(TextBlock(item.text))
         elif isinstance(item, anthropic.types.ToolUseBlock):
             blocks.append(ToolUseBlock(item.id, item.name, dict(item.input)))
     return ModelResponse(

@@ -140,8 +140,19 @@ class LlamaServer:
         ]
 
     def start(self, timeout: float = 120.0) -> LlamaServer:
+        """Spawn the server and wait until it answers ``/health``; stopped again if that fails."""
         if self.process is not None:
             return self
+        self.spawn()
+        try:
+            self.wait_healthy(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def spawn(self) -> subprocess.Popen[bytes]:
+        """Start the process without waiting for it to load the model."""
         self.port = self.port or free_port()
         cmd = self.command()
         fd, name = tempfile.mkstemp(prefix="tiny-agent-llama-", suffix=".log")
@@ -156,14 +167,9 @@ class LlamaServer:
             start_new_session=not self.tie_to_parent,
         )
         os.close(fd)
-        try:
-            self._wait_healthy(timeout)
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        return self.process
 
-    def _wait_healthy(self, timeout: float) -> None:
+    def wait_healthy(self, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             assert self.process is not None
@@ -234,35 +240,54 @@ class WarmServer:
         return f"http://127.0.0.1:{self.port}"
 
 
-def read_warm_server() -> WarmServer | None:
-    """The warm server, if its state file names a live, healthy process; a stale file is removed."""
+def _recorded() -> WarmServer | None:
+    """The server the state file names, if that process is still a llama-server; else the file goes."""
     path = state_file()
     try:
         data = json.loads(path.read_text())
         server = WarmServer(int(data["pid"]), int(data["port"]), str(data["model"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if _alive(server.pid) and healthy(server.base_url):
+    if _alive(server.pid) and _is_llama_server(server.pid):
         return server
     path.unlink(missing_ok=True)
     return None
 
 
+def read_warm_server() -> WarmServer | None:
+    """The warm server, if one runs and answers. A busy one that does not answer in time is left
+    alone (its state file too): ``stop_warm_server`` can still stop it."""
+    server = _recorded()
+    return server if server is not None and healthy(server.base_url) else None
+
+
 def start_warm_server(model: Path, ctx_size: int = DEFAULT_CTX_SIZE) -> WarmServer:
-    existing = read_warm_server()
+    """Start a server that outlives this process, or return the one already running."""
+    existing = _recorded()
     if existing is not None:
-        return existing
-    server = LlamaServer(model, ctx_size=ctx_size, tie_to_parent=False).start()
-    assert server.process is not None
-    warm = WarmServer(server.process.pid, server.port, str(model))
+        if healthy(existing.base_url):
+            return existing
+        raise LocalServerError(
+            f"a warm server (pid {existing.pid}) runs but does not answer; try: tiny-agent local stop"
+        )
+    server = LlamaServer(model, ctx_size=ctx_size, tie_to_parent=False)
+    process = server.spawn()
+    warm = WarmServer(process.pid, server.port, str(model))
     path = state_file()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(warm.__dict__))
+    path.write_text(json.dumps(warm.__dict__))  # before the wait, so an interrupted start can be stopped
+    try:
+        server.wait_healthy()
+    except BaseException:
+        server.stop()
+        path.unlink(missing_ok=True)
+        raise
     return warm
 
 
 def stop_warm_server() -> WarmServer | None:
-    server = read_warm_server()
+    """Stop the warm server, answering or not; None if there was none."""
+    server = _recorded()
     state_file().unlink(missing_ok=True)
     if server is None:
         return None
@@ -275,6 +300,13 @@ def stop_warm_server() -> WarmServer | None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(server.pid, signal.SIGKILL)
     return server
+
+
+def _is_llama_server(pid: int) -> bool:
+    try:
+        return b"llama-server" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # no /proc to ask: trust the recorded pid
 
 
 def _alive(pid: int) -> bool:

@@ -58,7 +58,9 @@ class LocalProvider:
         self.wire: Wire = wire
         self.model_path = check_model(model_path) if model_path else None
         self.model = self.model_path.stem if self.model_path else "SmolLM2-135M-Instruct"
-        self._base_url = base_url.rstrip("/") if base_url else None
+        self._given_url = base_url.rstrip("/").removesuffix("/v1") if base_url else None
+        """A server the caller runs; the adapters add /v1 themselves, so a URL ending in it is accepted."""
+        self._base_url = self._given_url
         self._tool_mode = tool_mode
         self._ctx_size = ctx_size
         self._max_tokens = max_tokens
@@ -103,6 +105,7 @@ class LocalProvider:
             self._server.stop()
             self._server = None
         self._inner = None
+        self._base_url = self._given_url
 
     def __enter__(self) -> LocalProvider:
         return self.start()

@@ -100,7 +100,7 @@ def resolve_provider(
     ``ConfigError`` for an unknown name, a missing key, or when nothing is configured at all.
     """
     if name is None and not any(env.get(v) for variables, _ in AUTO_ORDER for v in variables):
-        name = LOCAL
+        name = "openai" if base_url else LOCAL  # a server URL with no key: an OpenAI-compatible server
     if name is not None and name.strip().lower() == LOCAL:
         return _local(model, base_url, kwargs)
     profile = _auto_profile(env) if name is None else _named_profile(name)
