@@ -1,8 +1,10 @@
 """tiny-agent: an agent runtime whose heart is a context engine.
 
+Typical use, the same calls the CLI makes:
+
     from tiny_agent import Agent, Toolbox, Workspace, resolve_provider
 
-    provider = resolve_provider(None)            # from the environment; the local model without a key
+    provider = resolve_provider(None)  # from the environment; the local model without a key
     agent = Agent(provider, Toolbox(Workspace(".").tools()), pins=["never edit dev.mjs"])
     result = agent.run("read README.md and tell me what it is about")
     print(result.answer, agent.context.ledger.total)
