@@ -13,6 +13,7 @@ render goes through the legality check for the provider's wire format before it 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -145,11 +146,18 @@ class Context:
 
     def render(self, provider: Provider, prompt: Prompt | None = None) -> dict[str, Any]:
         """The exact body ``provider`` would send now, checked; repaired if the check finds a fault."""
+        return self.legal(provider, prompt)[1]
+
+    def legal(self, provider: Provider, prompt: Prompt | None = None) -> tuple[Prompt, dict[str, Any]]:
+        """The prompt as it will really be sent (repaired if the check found a fault) and its body.
+
+        Raises IllegalRequestError when even the repaired body breaks the protocol.
+        """
         prompt = prompt or self.prompt()
         body = provider.render(prompt)
         problems = _check(provider, body)
         if not problems:
-            return body
+            return prompt, body
         log.warning("repairing an illegal request: %s", "; ".join(problems))
         fixed = tuple(repair(prompt.messages))
         prompt = Prompt(prompt.system, prompt.tools, fixed, plan_cache(fixed), prompt.tool_choice, prompt.max_tokens)
@@ -157,7 +165,7 @@ class Context:
         problems = _check(provider, body)
         if problems:
             raise IllegalRequestError(problems)
-        return body
+        return prompt, body
 
     # -- calling the model --------------------------------------------------------------------
 
@@ -173,7 +181,7 @@ class Context:
         return response
 
     def _call(self, provider: Provider, prompt: Prompt, *, purpose: str) -> ModelResponse:
-        body = self.render(provider, prompt)
+        prompt, body = self.legal(provider, prompt)
         started = time.monotonic()
         response = provider.send(body)
         seconds = time.monotonic() - started
@@ -196,9 +204,12 @@ class Context:
         """Tokens the next request will carry: counted exactly where the provider can, else the last
         measured size plus an estimate of what was appended since, else an estimate of it all."""
         prompt = self.prompt()
-        exact = provider.count_tokens(prompt) if provider is not None else None
-        if exact is not None:
-            return exact
+        if provider is not None:
+            with contextlib.suppress(IllegalRequestError):  # not sendable yet: count it as it stands
+                prompt = self.legal(provider, prompt)[0]
+            exact = provider.count_tokens(prompt)
+            if exact is not None:
+                return exact
         if self._measured and self._measured[1] == len(self._compactions) and self._measured[0] <= len(self._messages):
             count, _, size = self._measured
             return size + self.ledger.estimate(self._messages[count:])
@@ -238,6 +249,13 @@ class Context:
         record = WorkRecord.from_messages(self._messages[: base + cut], self.pins).render()
         compaction = Compaction(base + cut, prose, record, base + cut, before)
         self._compactions.append(compaction)
+        after = self.context_tokens(provider)
+        if after >= before:
+            self._compactions.pop()
+            raise CompactionError(
+                f"the summary ({after:,} tokens with the kept turns) is not smaller than what it replaces "
+                f"({before:,}); history left unchanged"
+            )
         return compaction
 
     def _fitting_cut(self, recent: Sequence[Message], provider: Provider | None) -> int | None:

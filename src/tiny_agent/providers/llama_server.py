@@ -8,6 +8,7 @@ A warm server (``tiny-agent local start``) outlives runs; its pid and port sit i
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import importlib.util
@@ -19,7 +20,9 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,12 +110,26 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+_RUNNING: weakref.WeakSet[LlamaServer] = weakref.WeakSet()
+"""Servers tied to this process; stopped at interpreter exit if nobody stopped them."""
+
+
+@atexit.register
+def _stop_running() -> None:
+    for server in list(_RUNNING):
+        server.stop()
+
+
+def _on_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
     with contextlib.suppress(Exception):
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-@dataclass
+@dataclass(eq=False)
 class LlamaServer:
     """A llama-server child process on 127.0.0.1. Use as a context manager, or call start/stop."""
 
@@ -163,10 +180,14 @@ class LlamaServer:
             stdin=subprocess.DEVNULL,
             stdout=fd,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if self.tie_to_parent else None,
+            # The parent-death signal follows the forking THREAD: from a worker thread it would kill
+            # the server when that thread ends, so there only the atexit hook and stop() apply.
+            preexec_fn=_die_with_parent if self.tie_to_parent and _on_main_thread() else None,
             start_new_session=not self.tie_to_parent,
         )
         os.close(fd)
+        if self.tie_to_parent:
+            _RUNNING.add(self)
         return self.process
 
     def wait_healthy(self, timeout: float = 120.0) -> None:
@@ -186,6 +207,7 @@ class LlamaServer:
         return " | ".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
+        _RUNNING.discard(self)
         proc, self.process = self.process, None
         if proc is not None and proc.poll() is None:
             proc.terminate()
