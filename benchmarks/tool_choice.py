@@ -68,7 +68,9 @@ def main() -> None:
                         "expected": {"tool": tool, "path": path},
                         "got": {"tool": call.name, "input": dict(call.input)} if call else {"text": reply.text[:200]},
                         "right_tool": bool(call and call.name == tool),
-                        "right_tool_and_path": bool(call and call.name == tool and same_path(call.input.get("path"), path)),
+                        "right_tool_and_path": bool(
+                            call and call.name == tool and same_path(call.input.get("path"), path)
+                        ),
                     }
                 )
         model = provider.model
@@ -83,7 +85,7 @@ def main() -> None:
         "seconds": round(time.monotonic() - started, 1),
         "machine": f"{platform.machine()}, {platform.system()}, python {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
-        "command": "python benchmarks/tool_choice.py --repeats %d" % args.repeats,
+        "command": f"python benchmarks/tool_choice.py --repeats {args.repeats}",
     }
     RESULTS.write_text(json.dumps({"summary": summary, "rows": rows}, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
