@@ -181,3 +181,23 @@ def test_a_bad_tool_call_goes_back_to_the_model(workspace: Workspace) -> None:
     assert result.stop == "done"
     error = provider.requests[1]["messages"][2]["content"][0]
     assert error["is_error"] and "not of type 'string'" in error["content"]
+
+
+def test_the_same_failing_call_three_times_stops_the_run(workspace: Workspace) -> None:
+    replies = [tool_call("read_file", f"c{i}", path="missing.txt") for i in range(5)]
+    result = Agent(ScriptedProvider(replies), Toolbox(workspace.tools())).run("read it")
+    assert (result.stop, result.steps) == ("repeating", 3)
+    assert "repeating the same failing call" in result.message
+
+
+def test_a_different_or_successful_call_resets_the_streak(workspace: Workspace) -> None:
+    replies = [
+        tool_call("read_file", "a", path="missing.txt"),
+        tool_call("read_file", "b", path="missing.txt"),
+        tool_call("read_file", "c", path="README.md"),
+        tool_call("read_file", "d", path="missing.txt"),
+        tool_call("read_file", "e", path="missing.txt"),
+        Message.assistant("gave up"),
+    ]
+    result = Agent(ScriptedProvider(replies), Toolbox(workspace.tools())).run("read it")
+    assert result.stop == "done"

@@ -4,7 +4,8 @@
     tiny-agent local start|stop|status
 
 The answer goes to stdout; one line per model call, tool run and compaction goes to stderr.
-Exit codes: 0 done, 1 provider or protocol failure, 2 usage or configuration error, 3 step limit,
+Exit codes: 0 done, 1 provider or protocol failure, 2 usage or configuration error, 3 step limit
+(or the model repeating the same failing call),
 4 the answer was cut at the output limit, 130 interrupted (Ctrl-C).
 """
 
@@ -33,7 +34,7 @@ from tiny_agent.providers.registry import PROVIDER_NAMES, resolve_provider
 
 __all__ = ["build_parser", "main"]
 
-EXIT_CODES = {"done": 0, "provider_error": 1, "illegal_request": 1, "step_limit": 3, "max_tokens": 4}
+EXIT_CODES = {"done": 0, "provider_error": 1, "illegal_request": 1, "step_limit": 3, "repeating": 3, "max_tokens": 4}
 
 
 def _compact_at(text: str) -> float:

@@ -7,6 +7,7 @@ log, meter or stop on them.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ DEFAULT_SYSTEM = (
 """Deliberately free of anything that changes between runs (no date, no time, no absolute path):
 a prefix cache only hits on identical bytes."""
 
-StopReason = Literal["done", "max_tokens", "step_limit", "provider_error", "illegal_request"]
+StopReason = Literal["done", "max_tokens", "step_limit", "repeating", "provider_error", "illegal_request"]
 
 
 @dataclass(frozen=True)
@@ -51,12 +52,16 @@ class AgentConfig:
 
     max_steps: int = 30
     """Model calls allowed before the run stops with ``step_limit``."""
+    max_repeats: int = 3
+    """Stop with ``repeating`` when the model makes the same failing calls this many turns in a row."""
     system: str = DEFAULT_SYSTEM
     """The system prompt. Keep it stable: any change misses the prompt cache."""
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
             raise ConfigError(f"max_steps must be at least 1, not {self.max_steps}")
+        if self.max_repeats < 2:
+            raise ConfigError(f"max_repeats must be at least 2, not {self.max_repeats}")
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,8 @@ class RunResult:
             return f"done in {self.steps} step(s)"
         if self.stop == "step_limit":
             return f"stopped: reached the step limit ({self.steps} steps); raise --max-steps to let it go on"
+        if self.stop == "repeating":
+            return f"stopped at step {self.steps}: the model kept repeating the same failing call"
         if self.stop == "max_tokens":
             return f"stopped at step {self.steps}: the reply was cut at the output limit; raise --max-tokens"
         return f"stopped by {self.stop.replace('_', ' ')} at step {self.steps}: {self.error}"
@@ -142,6 +149,7 @@ class Agent:
         """Add ``task`` as user input and loop until the model answers without a tool call."""
         self.context.add_user(task)
         result = RunResult("step_limit", "", 0)
+        failures: list[str] = []
         for step in range(1, self.config.max_steps + 1):
             result.steps = step
             try:
@@ -158,7 +166,12 @@ class Agent:
                 result.answer = response.message.text
                 result.stop = "max_tokens" if response.stop_reason == "max_tokens" else "done"
                 return result
-            self.context.add_tool_results([self._run_tool(result, step, call) for call in calls])
+            results = [self._run_tool(result, step, call) for call in calls]
+            self.context.add_tool_results(results)
+            failures = _repeated_failures(failures, calls, results)
+            if len(failures) >= self.config.max_repeats:
+                result.stop = "repeating"
+                return result
         return result
 
     def _run_tool(self, result: RunResult, step: int, call: ToolUseBlock) -> ToolResultBlock:
@@ -187,3 +200,11 @@ class Agent:
         result.events.append(event)
         if self.on_event is not None:
             self.on_event(event)
+
+
+def _repeated_failures(streak: list[str], calls: list[ToolUseBlock], results: list[ToolResultBlock]) -> list[str]:
+    """The run of identical, all-failing turns so far: the same calls with the same arguments."""
+    if not all(r.is_error for r in results):
+        return []
+    key = json.dumps([[c.name, dict(c.input)] for c in calls], sort_keys=True, default=str)
+    return [*streak, key] if not streak or streak[-1] == key else [key]
