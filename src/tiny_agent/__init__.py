@@ -10,21 +10,80 @@ Typical use, the same calls the CLI makes:
     print(result.answer, agent.context.ledger.total)
 """
 
-from tiny_agent.agent.loop import Agent, AgentConfig, RunResult
-from tiny_agent.agent.report import format_event, format_totals
-from tiny_agent.agent.tools import Tool, Toolbox, ToolFailure
-from tiny_agent.agent.workspace import Workspace
-from tiny_agent.context.compaction import Compaction
-from tiny_agent.context.engine import Context, ContextConfig
-from tiny_agent.context.legality import check_anthropic_body, check_messages, check_openai_body, repair
-from tiny_agent.context.tokens import TokenLedger
-from tiny_agent.errors import CompactionError, ConfigError, ProviderError, TinyAgentError
-from tiny_agent.providers.anthropic import AnthropicProvider
-from tiny_agent.providers.base import Provider
-from tiny_agent.providers.local import LocalProvider
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
-from tiny_agent.providers.registry import resolve_provider
-from tiny_agent.types import Message, ModelResponse, Prompt, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tiny_agent.agent.loop import Agent, AgentConfig, RunResult
+    from tiny_agent.agent.report import format_event, format_totals
+    from tiny_agent.agent.tools import Tool, Toolbox, ToolFailure
+    from tiny_agent.agent.workspace import Workspace
+    from tiny_agent.context.compaction import Compaction
+    from tiny_agent.context.engine import Context, ContextConfig
+    from tiny_agent.context.legality import check_anthropic_body, check_messages, check_openai_body, repair
+    from tiny_agent.context.tokens import TokenLedger
+    from tiny_agent.errors import CompactionError, ConfigError, ProviderError, TinyAgentError
+    from tiny_agent.providers.anthropic import AnthropicProvider
+    from tiny_agent.providers.base import Provider
+    from tiny_agent.providers.local import LocalProvider
+    from tiny_agent.providers.openai_compat import OpenAICompatProvider
+    from tiny_agent.providers.registry import resolve_provider
+    from tiny_agent.types import (
+        Message,
+        ModelResponse,
+        Prompt,
+        TextBlock,
+        ToolResultBlock,
+        ToolSpec,
+        ToolUseBlock,
+        Usage,
+    )
+
+_HOME = {
+    "tiny_agent.agent.loop": ("Agent", "AgentConfig", "RunResult"),
+    "tiny_agent.agent.report": ("format_event", "format_totals"),
+    "tiny_agent.agent.tools": ("Tool", "ToolFailure", "Toolbox"),
+    "tiny_agent.agent.workspace": ("Workspace",),
+    "tiny_agent.context.compaction": ("Compaction",),
+    "tiny_agent.context.engine": ("Context", "ContextConfig"),
+    "tiny_agent.context.legality": ("check_anthropic_body", "check_messages", "check_openai_body", "repair"),
+    "tiny_agent.context.tokens": ("TokenLedger",),
+    "tiny_agent.errors": ("CompactionError", "ConfigError", "ProviderError", "TinyAgentError"),
+    "tiny_agent.providers.anthropic": ("AnthropicProvider",),
+    "tiny_agent.providers.base": ("Provider",),
+    "tiny_agent.providers.local": ("LocalProvider",),
+    "tiny_agent.providers.openai_compat": ("OpenAICompatProvider",),
+    "tiny_agent.providers.registry": ("resolve_provider",),
+    "tiny_agent.types": (
+        "Message",
+        "ModelResponse",
+        "Prompt",
+        "TextBlock",
+        "ToolResultBlock",
+        "ToolSpec",
+        "ToolUseBlock",
+        "Usage",
+    ),
+}
+"""Where each public name lives. Imported on first use: the two provider SDKs take seconds to
+import, and a run needs at most one of them."""
+_MODULE_OF = {name: module for module, names in _HOME.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tiny_agent' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_MODULE_OF])
+
 
 __all__ = [
     "Agent",

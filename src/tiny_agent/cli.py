@@ -113,10 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.ExitStack() as stack:
             if isinstance(provider, LocalProvider):
                 stack.enter_context(provider)
-                window = args.context_window or provider.context_window()
-                if window and not args.max_output_chars:
-                    # One tool result may take about a quarter of a small window (~3 chars a token).
-                    workspace.max_output_chars = min(workspace.max_output_chars, window * 3 // 4)
+            window = args.context_window or provider.context_window()
+            if window and not args.max_output_chars:
+                # One tool result may take about a quarter of a small window (~3 chars a token).
+                workspace.max_output_chars = min(workspace.max_output_chars, window * 3 // 4)
             return _run(args, provider, workspace, context_config, err)
     except TinyAgentError as exc:  # configuration, or a local server that would not start
         err.print(f"tiny-agent: {exc}", markup=False)

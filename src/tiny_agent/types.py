@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "INVALID_JSON_KEY",
     "Block",
     "CachePlan",
     "Message",
@@ -28,6 +29,10 @@ __all__ = [
 ]
 
 Role = Literal["user", "assistant"]
+
+INVALID_JSON_KEY = "__invalid_json__"
+"""Key of a tool call's input when the model's arguments were not a JSON object; holds the raw text,
+so the tool layer can tell the model instead of the loop crashing."""
 
 
 @dataclass(frozen=True)

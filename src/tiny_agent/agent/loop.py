@@ -189,8 +189,7 @@ class Agent:
             return
         if compaction is not None:
             calls = self.context.ledger.calls[calls_before:]
-            after = self.context.context_tokens(self.provider)
-            self._emit(result, CompactionEvent(compaction, after, calls[-1] if calls else None))
+            self._emit(result, CompactionEvent(compaction, compaction.tokens_after or 0, calls[-1] if calls else None))
 
     def _stop(self, result: RunResult, stop: StopReason, error: TinyAgentError) -> RunResult:
         result.stop, result.error = stop, error

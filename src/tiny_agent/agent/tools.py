@@ -17,14 +17,12 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from tiny_agent.types import ToolResultBlock, ToolSpec, ToolUseBlock
+from tiny_agent.types import INVALID_JSON_KEY, ToolResultBlock, ToolSpec, ToolUseBlock
 
-__all__ = ["INVALID_JSON_KEY", "Tool", "ToolFailure", "Toolbox"]
+__all__ = ["Tool", "ToolFailure", "Toolbox"]
 
 logger = logging.getLogger(__name__)
 
-INVALID_JSON_KEY = "__invalid_json__"
-"""Key a provider adapter puts in ``ToolUseBlock.input`` (with the raw text) when arguments were not JSON."""
 
 _MAX_SHOWN = 200
 """Longest echo of model input inside an error message; the model already has the full text."""

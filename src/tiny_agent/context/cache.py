@@ -2,11 +2,11 @@
 
 Prefix caches match byte for byte from the start, so the order is stable content first (tools,
 system, pinned constraints), the conversation after. Breakpoints go on anchors that do not move:
-the tools, the system block, and the newest message. The newest message is a rolling anchor: the
-entry written there this turn is exactly the prefix the next turn extends, so the next turn reads
-it. Below a model's minimum cacheable length (1,024 to 4,096 tokens on Anthropic) nothing is
-written at all, silently; the per-turn line shows it as cache_write=0. A compaction rewrites the
-window and starts a new prefix; that miss is expected and reported.
+the tools, the system block, the newest message, and where the previous request ended. The newest
+message is a rolling anchor: the entry written there this turn is exactly the prefix the next turn
+extends, so the next turn reads it. Below a model's minimum cacheable length (1,024 to 4,096
+tokens on Anthropic) nothing is written at all, silently; the per-turn line shows it as
+cache_write=0. A compaction rewrites the window and starts a new prefix; that miss is expected.
 """
 
 from __future__ import annotations

@@ -59,10 +59,10 @@ def choose_cut(messages: Sequence[Message], keep_turns: int) -> int | None:
     assistants = [i for i, m in enumerate(messages) if m.role == "assistant"]
     if len(assistants) <= keep_turns:
         return None
-    cut = assistants[-keep_turns]
+    cut = assistants[-keep_turns]  # an assistant message: always a legal place to start
     if cut > 1 and is_legal_cut(messages, cut - 1) and messages[cut - 1].role == "user":
         cut -= 1
-    return cut if is_legal_cut(messages, cut) else None
+    return cut
 
 
 def flatten(messages: Sequence[Message]) -> str:
@@ -108,7 +108,7 @@ class WorkRecord:
                     rec.tool_calls[block.name] += 1
                 elif isinstance(block, ToolResultBlock):
                     rec._note_result(calls.get(block.tool_use_id), block)
-                elif msg.role == "user" and not block.text.startswith(SUMMARY_HEADER):
+                elif msg.role == "user":
                     rec.requests.append(_clip(block.text, _REQUEST_CHARS))
         return rec
 
@@ -153,8 +153,13 @@ class Compaction:
     """The model's prose."""
     record: str
     """The engine-built record (requests, files, tool calls, errors, constraints)."""
-    compacted_messages: int
     tokens_before: int | None = None
+    tokens_after: int | None = None
+
+    @property
+    def compacted_messages(self) -> int:
+        """Messages of the log now represented by this summary: all those before the cut."""
+        return self.cut
 
     def text(self) -> str:
         """The text block that opens the window after this compaction."""

@@ -14,6 +14,7 @@ render goes through the legality check for the provider's wire format before it 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -107,10 +108,9 @@ class Context:
     def add_assistant(self, message: Message | ModelResponse) -> None:
         self.add(message.message if isinstance(message, ModelResponse) else message)
 
-    def add_tool_results(self, results: Sequence[ToolResultBlock], text: str | None = None) -> None:
-        """Answer the newest assistant message's tool calls (optionally with a user note after them)."""
-        extra = (TextBlock(text),) if text else ()
-        self.add(Message("user", tuple(results) + extra))
+    def add_tool_results(self, results: Sequence[ToolResultBlock]) -> None:
+        """Answer the newest assistant message's tool calls."""
+        self.add(Message("user", tuple(results)))
 
     def pin(self, constraint: str) -> None:
         """A constraint that is part of every request from now on and survives every compaction."""
@@ -203,8 +203,8 @@ class Context:
     def context_tokens(self, provider: Provider | None = None) -> int:
         """Tokens the next request will carry: counted exactly where the provider can, else the last
         measured size plus an estimate of what was appended since, else an estimate of it all."""
-        prompt = self.prompt()
         if provider is not None:
+            prompt = self.prompt()
             with contextlib.suppress(IllegalRequestError):  # not sendable yet: count it as it stands
                 prompt = self.legal(provider, prompt)[0]
             exact = provider.count_tokens(prompt)
@@ -213,7 +213,7 @@ class Context:
         if self._measured and self._measured[1] == len(self._compactions) and self._measured[0] <= len(self._messages):
             count, _, size = self._measured
             return size + self.ledger.estimate(self._messages[count:])
-        return self.ledger.estimate_prompt(prompt)
+        return self.ledger.estimate_prompt(self.prompt())
 
     def compact(
         self,
@@ -222,6 +222,7 @@ class Context:
         keep_turns: int | None = None,
         provider: Provider | None = None,
         min_tokens: int = 0,
+        tokens_before: int | None = None,
     ) -> Compaction | None:
         """Replace all but the newest turns by a summary. None when there is nothing worth compacting.
 
@@ -236,7 +237,7 @@ class Context:
         cut = choose_cut(recent, keep_turns) if keep_turns else self._fitting_cut(recent, provider)
         if cut is None or self.ledger.estimate(recent[:cut]) < min_tokens:
             return None
-        before = self.context_tokens(provider)
+        before = tokens_before if tokens_before is not None else self.context_tokens(provider)
         transcript = flatten(recent[:cut])
         if self._compactions:
             transcript = f"{self._compactions[-1].text()}\n\n{transcript}"
@@ -247,9 +248,9 @@ class Context:
         if not prose or not prose.strip():
             raise CompactionError("the summary call returned no text, history left unchanged")
         record = WorkRecord.from_messages(self._messages[: base + cut], self.pins).render()
-        compaction = Compaction(base + cut, prose, record, base + cut, before)
-        self._compactions.append(compaction)
+        self._compactions.append(Compaction(base + cut, prose, record, before))
         after = self.context_tokens(provider)
+        compaction = self._compactions[-1] = dataclasses.replace(self._compactions[-1], tokens_after=after)
         if after >= before:
             self._compactions.pop()
             raise CompactionError(
@@ -286,7 +287,8 @@ class Context:
         try:
             # A summary must replace more than it costs, or every turn would compact again.
             min_tokens = 2 * self.config.summary_max_tokens
-            compaction = self.compact(self.summarizer(provider), provider=provider, min_tokens=min_tokens)
+            summarizer = self.summarizer(provider)
+            compaction = self.compact(summarizer, provider=provider, min_tokens=min_tokens, tokens_before=tokens)
         except CompactionError:
             self._failed_at = tokens
             raise
@@ -303,7 +305,7 @@ class Context:
                 self.system_blocks(),
                 self.tools,
                 (Message.user(text),),
-                CachePlan(tools=True, system=True),
+                CachePlan(),
                 tool_choice="none",
                 max_tokens=self.config.summary_max_tokens,
             )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tiny_agent.types import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from tiny_agent.types import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, message_from_dict
 
 __all__ = ["INTERRUPTED", "check_anthropic_body", "check_messages", "check_openai_body", "drop_empty_text", "repair"]
 
@@ -138,7 +138,7 @@ def check_anthropic_body(body: Mapping[str, Any]) -> list[str]:
     """Rules of the Anthropic Messages API on the exact body that will be sent."""
     problems: list[str] = []
     try:
-        messages = [_anthropic_message(m) for m in body.get("messages", [])]
+        messages = [message_from_dict(m) for m in body.get("messages", [])]
     except (KeyError, TypeError, ValueError) as exc:
         return [f"malformed message: {exc}"]
     problems.extend(check_messages(messages))
@@ -151,23 +151,6 @@ def check_anthropic_body(body: Mapping[str, Any]) -> list[str]:
     if marks > 4:
         problems.append(f"{marks} cache_control markers; at most 4 are allowed")
     return problems
-
-
-def _anthropic_message(raw: Mapping[str, Any]) -> Message:
-    content = raw["content"]
-    if isinstance(content, str):
-        return Message(raw["role"], (TextBlock(content),) if content else ())
-    blocks: list[Block] = []
-    for b in content:
-        if b["type"] == "text":
-            blocks.append(TextBlock(b["text"]))
-        elif b["type"] == "tool_use":
-            blocks.append(ToolUseBlock(b["id"], b["name"], b["input"]))
-        elif b["type"] == "tool_result":
-            blocks.append(ToolResultBlock(b["tool_use_id"], str(b.get("content", ""))))
-        else:
-            raise ValueError(f"unknown block type {b['type']!r}")
-    return Message(raw["role"], tuple(blocks))
 
 
 def check_openai_body(body: Mapping[str, Any]) -> list[str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, assert_never
+from typing import Any
 
 import anthropic
 import httpx2
@@ -35,7 +35,6 @@ from tiny_agent.types import (
     ModelResponse,
     Prompt,
     TextBlock,
-    ToolResultBlock,
     ToolUseBlock,
     Usage,
 )
@@ -85,9 +84,7 @@ class AnthropicProvider:
         tools: list[dict[str, Any]] = [
             {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)} for t in prompt.tools
         ]
-        messages: list[dict[str, Any]] = [
-            {"role": m.role, "content": [_render_block(b) for b in m.content]} for m in prompt.messages
-        ]
+        messages: list[dict[str, Any]] = [m.to_dict() for m in prompt.messages]
 
         marked: list[dict[str, Any]] = []
         if prompt.cache.tools and tools:
@@ -131,18 +128,6 @@ class AnthropicProvider:
     def price(self, usage: Usage) -> float | None:
         """Cost in USD at Anthropic's list price, or None when the model is not in genai-prices."""
         return price_usd(usage, self.model, "anthropic")
-
-
-def _render_block(block: Block) -> dict[str, Any]:
-    match block:
-        case TextBlock(text=text):
-            return {"type": "text", "text": text}
-        case ToolUseBlock(id=id_, name=name, input=input_):
-            return {"type": "tool_use", "id": id_, "name": name, "input": dict(input_)}
-        case ToolResultBlock(tool_use_id=tool_use_id, content=content, is_error=is_error):
-            return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content, "is_error": is_error}
-        case _:
-            assert_never(block)
 
 
 def _message_index(index: int, count: int) -> int:

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from tiny_agent.types import Block, Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
+from tiny_agent.types import INVALID_JSON_KEY, Block, Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
 __all__ = ["SCHEMA_NAME", "parse_reply", "render_messages", "response_format", "tool_instructions"]
 
@@ -83,7 +83,7 @@ def parse_reply(text: str) -> tuple[Block, ...]:
         return (TextBlock(text),) if text else ()
     if isinstance(data, dict) and isinstance(data.get("tool"), str):
         arguments = data.get("arguments")
-        call_input = arguments if isinstance(arguments, dict) else {"__invalid_json__": json.dumps(arguments)}
+        call_input = arguments if isinstance(arguments, dict) else {INVALID_JSON_KEY: json.dumps(arguments)}
         return (ToolUseBlock(f"call_{uuid.uuid4().hex[:16]}", data["tool"], call_input),)
     if isinstance(data, dict) and isinstance(data.get("answer"), str):
         return (TextBlock(data["answer"]),)

@@ -3,7 +3,8 @@
 A profile, not a third adapter: llama.cpp speaks OpenAI Chat Completions and Anthropic Messages,
 so the local provider is the OpenAI adapter (default) or the Anthropic adapter pointed at a server
 it started (or a warm one). What the profile adds: the context window from ``/props``, exact token
-counts from ``/apply-template`` + ``/tokenize``, a price of zero, and grammar-constrained JSON tool
+counts (``/apply-template`` + ``/tokenize``, or ``/v1/messages/count_tokens`` on the Anthropic
+wire), a price of zero, and grammar-constrained JSON tool
 calls for small models that cannot call tools by themselves.
 """
 
@@ -16,7 +17,6 @@ from typing import Any
 import httpx2
 
 from tiny_agent.errors import LocalServerError
-from tiny_agent.providers.anthropic import AnthropicProvider
 from tiny_agent.providers.base import Provider, Wire
 from tiny_agent.providers.llama_server import (
     DEFAULT_CTX_SIZE,
@@ -26,7 +26,6 @@ from tiny_agent.providers.llama_server import (
     props,
     read_warm_server,
 )
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
 from tiny_agent.types import ModelResponse, Prompt, Usage
 
 __all__ = ["LocalProvider"]
@@ -88,9 +87,13 @@ class LocalProvider:
 
     def _adapter(self, base_url: str) -> Provider:
         if self.wire == "anthropic":
+            from tiny_agent.providers.anthropic import AnthropicProvider  # each SDK is slow to import
+
             return AnthropicProvider(
                 model=self.model, api_key="local", base_url=base_url, name="local", max_tokens=self._max_tokens
             )
+        from tiny_agent.providers.openai_compat import OpenAICompatProvider
+
         return OpenAICompatProvider(
             model=self.model,
             api_key="local",

@@ -35,9 +35,19 @@ from tiny_agent.providers import json_tools
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.http_errors import status_error_class
 from tiny_agent.providers.pricing import context_window_of, price_usd
-from tiny_agent.types import Block, Message, ModelResponse, Prompt, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from tiny_agent.types import (
+    INVALID_JSON_KEY,
+    Block,
+    Message,
+    ModelResponse,
+    Prompt,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
 
-__all__ = ["INVALID_JSON_KEY", "TOOL_MODES", "OpenAICompatProvider", "ToolMode"]
+__all__ = ["TOOL_MODES", "OpenAICompatProvider", "ToolMode"]
 
 ToolMode = Literal["native", "json_schema"]
 """How tools reach the model. "native" uses the API's ``tools`` field; "json_schema" constrains the
@@ -45,8 +55,6 @@ reply to a JSON schema of the tools (see ``json_tools``), for models that cannot
 
 TOOL_MODES: tuple[ToolMode, ...] = ("native", "json_schema")
 
-INVALID_JSON_KEY = "__invalid_json__"
-"""Key of the input given to a tool call whose arguments were not a JSON object; holds the raw string."""
 
 _PRICING_IDS = {"openai": "openai", "deepseek": "deepseek", "moonshot": "moonshotai"}
 """Profile name -> genai-prices provider id."""

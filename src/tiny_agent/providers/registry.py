@@ -13,9 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tiny_agent.errors import ConfigError
-from tiny_agent.providers.anthropic import AnthropicProvider
 from tiny_agent.providers.base import Provider, Wire
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
 
 __all__ = ["AUTO_ORDER", "LOCAL", "PLACEHOLDER_KEY", "PROFILES", "PROVIDER_NAMES", "Profile", "resolve_provider"]
 
@@ -118,15 +116,20 @@ def resolve_provider(
     }
     match profile.wire:
         case "anthropic":
+            # Each SDK takes a second or more to import: only the one in use is loaded.
+            from tiny_agent.providers.anthropic import AnthropicProvider
+
             return AnthropicProvider(**common, **kwargs)
         case "openai":
             kwargs.setdefault("pricing_provider_id", profile.pricing_provider_id)
+            from tiny_agent.providers.openai_compat import OpenAICompatProvider
+
             return OpenAICompatProvider(**common, **kwargs)
 
 
 def _local(model: str | None, base_url: str | None, kwargs: dict[str, Any]) -> Provider:
     """The embedded model: no key, a llama.cpp server on loopback. ``model`` is a GGUF path."""
-    from tiny_agent.providers.local import LocalProvider  # keeps the remote-only path free of it
+    from tiny_agent.providers.local import LocalProvider
 
     if model is not None and not model.endswith(".gguf") and not os.path.isfile(model):
         raise ConfigError(f"the local provider takes --model PATH to a .gguf file, not {model!r}")
