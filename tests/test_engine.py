@@ -8,6 +8,7 @@ import pytest
 
 from tiny_agent.context.compaction import SUMMARY_HEADER, choose_cut, flatten
 from tiny_agent.context.engine import EMPTY_REPLY, Context, ContextConfig
+from tiny_agent.context.legality import check_messages
 from tiny_agent.errors import CompactionError, ConfigError, RateLimitError
 from tiny_agent.testing import ScriptedProvider, tool_call
 from tiny_agent.types import Message, ModelResponse, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
@@ -220,3 +221,11 @@ def test_bad_config_is_a_config_error(bad: dict[str, float]) -> None:
 def test_threshold_as_fraction_or_tokens() -> None:
     assert Context(config=ContextConfig(compact_at=0.5, context_window=10_000)).threshold() == 5_000
     assert Context(config=ContextConfig(compact_at=12_000)).threshold() == 12_000
+
+
+def test_new_input_after_unanswered_results_joins_their_user_turn() -> None:
+    ctx = conversation(2)  # ends with a user message carrying tool results
+    ctx.add_user("now do something else")
+    last = ctx.messages[-1]
+    assert [b.type for b in last.content] == ["tool_result", "text"]
+    assert check_messages(ctx.window()) == []

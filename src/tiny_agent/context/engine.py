@@ -100,6 +100,12 @@ class Context:
         message = drop_empty_text(message)
         if not message.content:
             message = Message(message.role, (TextBlock(EMPTY_REPLY if message.role == "assistant" else "(empty)"),))
+        if message.role == "user" and self._messages and self._messages[-1].role == "user":
+            # New input after unanswered results (a run stopped at its step limit, then a new task):
+            # one user turn, results first, so the log stays legal without a repair.
+            previous = self._messages.pop()
+            message = Message("user", previous.content + message.content)
+            self._measured = None
         self._messages.append(message)
 
     def add_user(self, text: str) -> None:
