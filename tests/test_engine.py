@@ -229,3 +229,15 @@ def test_new_input_after_unanswered_results_joins_their_user_turn() -> None:
     last = ctx.messages[-1]
     assert [b.type for b in last.content] == ["tool_result", "text"]
     assert check_messages(ctx.window()) == []
+
+
+def test_the_compaction_line_reports_the_measured_sizes() -> None:
+    from tiny_agent.agent.loop import CompactionEvent
+    from tiny_agent.agent.report import format_event
+
+    ctx = conversation(8)
+    compaction = ctx.compact(lambda text: "s", keep_turns=2)
+    assert compaction is not None and compaction.tokens_before and compaction.tokens_after
+    line = format_event(CompactionEvent(compaction, None))
+    assert f"context {compaction.tokens_before:,} -> {compaction.tokens_after:,} tokens" in line
+    assert compaction.tokens_after == ctx.context_tokens()

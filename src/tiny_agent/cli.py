@@ -101,8 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.task.strip():
         parser.error("the task is empty: say what the agent should do")
     err = _stderr(args.verbose)
-    # SIGTERM becomes SystemExit, so a server this run started is stopped on the way out.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    _exit_on_sigterm()
     try:
         workspace = Workspace(args.workspace, protect=args.protect, max_output_chars=args.max_output_chars or 20_000)
         options: dict[str, Any] = {"max_tokens": args.max_tokens} if args.max_tokens else {}
@@ -119,8 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 workspace.max_output_chars = min(workspace.max_output_chars, window * 3 // 4)
             return _run(args, provider, workspace, context_config, err)
     except TinyAgentError as exc:  # configuration, or a local server that would not start
-        err.print(f"tiny-agent: {exc}", markup=False)
-        return 2 if isinstance(exc, ConfigError) else 1
+        return _failed(err, "tiny-agent", exc)
     except KeyboardInterrupt:
         err.print("tiny-agent: interrupted", markup=False)
         return 130
@@ -152,6 +150,17 @@ def _run(args: argparse.Namespace, provider: Any, workspace: Workspace, config: 
     return EXIT_CODES[result.stop]
 
 
+def _exit_on_sigterm() -> None:
+    """SIGTERM becomes SystemExit, so a server this process started is stopped on the way out."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+
+
+def _failed(err: Console, prog: str, exc: TinyAgentError) -> int:
+    """One line for the user; 2 when they must change something, 1 for a runtime failure."""
+    err.print(f"{prog}: {exc}", markup=False)
+    return 2 if isinstance(exc, ConfigError) else 1
+
+
 def _stderr(verbose: bool) -> Console:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     logging.basicConfig(
@@ -171,7 +180,7 @@ def local_main(argv: Sequence[str]) -> int:
     p.add_argument("--ctx-size", type=_positive, default=llama_server.DEFAULT_CTX_SIZE, help="context window")
     args = p.parse_args(argv)
     err = _stderr(False)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    _exit_on_sigterm()
     try:
         if args.action == "start":
             model = llama_server.check_model(args.model) if args.model else llama_server.find_default_model()
@@ -185,8 +194,7 @@ def local_main(argv: Sequence[str]) -> int:
             print(f"running: pid {found.pid} · {found.base_url} · {found.model}" if found else "not running")
             return 0 if found else 3
     except TinyAgentError as exc:
-        err.print(f"tiny-agent local: {exc}", markup=False)
-        return 2 if isinstance(exc, ConfigError) else 1
+        return _failed(err, "tiny-agent local", exc)
     return 0
 
 

@@ -86,9 +86,11 @@ class ToolEvent:
 
 @dataclass(frozen=True)
 class CompactionEvent:
+    """A compaction happened; its sizes before and after are on ``compaction``."""
+
     compaction: Compaction
-    tokens_after: int
     call: CallRecord | None
+    """The summary call, if the summary came from the provider."""
 
 
 @dataclass(frozen=True)
@@ -189,7 +191,7 @@ class Agent:
             return
         if compaction is not None:
             calls = self.context.ledger.calls[calls_before:]
-            self._emit(result, CompactionEvent(compaction, compaction.tokens_after or 0, calls[-1] if calls else None))
+            self._emit(result, CompactionEvent(compaction, calls[-1] if calls else None))
 
     def _stop(self, result: RunResult, stop: StopReason, error: TinyAgentError) -> RunResult:
         result.stop, result.error = stop, error

@@ -41,11 +41,11 @@ def format_event(event: Event) -> str:
             first = result.content.splitlines()[0] if result.content else ""
             outcome = f"error: {first[:160]}" if result.is_error else f"{len(result.content):,} chars"
             return f"  {'x' if result.is_error else '>'} {call.name}({args}) -> {outcome}"
-        case CompactionEvent(compaction=c, tokens_after=after, call=call):
+        case CompactionEvent(compaction=c, call=call):
             cost = f" · summary {format_usage(call.usage)} {_cost(call.cost_usd)}" if call else ""
             return (
                 f"[compacted · {c.compacted_messages} messages -> summary · "
-                f"context {_n(c.tokens_before)} -> {after:,} tokens{cost}]"
+                f"context {_n(c.tokens_before)} -> {_n(c.tokens_after)} tokens{cost}]"
             )
         case CompactionFailedEvent(error=error):
             return f"[compaction failed, history kept as it was: {error}]"
