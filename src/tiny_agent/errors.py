@@ -7,8 +7,9 @@ branches, so a caller can tell "fix your setup" from "try again later"::
     ├── ConfigError                 the user must change something (flag, key, config, model file)
     ├── ProviderError               a model call failed at run time
     │   ├── LocalServerError            the embedded llama.cpp server could not be started or reached
-    │   ├── ProviderConnectionError     no HTTP answer at all
+    │   ├── ProviderConnectionError     no HTTP answer at all, or a stream cut off
     │   │   └── ProviderTimeout
+    │   ├── ProviderResponseError       an answer we cannot read (not JSON, wrong shape, cut short)
     │   └── ProviderHTTPError           an HTTP answer with an error status (status_code, body, headers)
     │       ├── AuthenticationError     401 / 403: the key is wrong
     │       ├── BadRequestError         400 / 404 / 422: the request itself was refused; never retried
@@ -17,7 +18,10 @@ branches, so a caller can tell "fix your setup" from "try again later"::
     │       ├── OverloadedError         529
     │       └── ServerError             5xx
     ├── IllegalRequestError         a rendered request broke the protocol and repair could not fix it
-    └── CompactionError             the summary call failed; the history was left as it was
+    ├── CompactionError             the summary call failed; the history was left as it was
+    └── StoreError                  the session store cannot be opened, read or written (names the file)
+        ├── SessionNotFound             no session has that id (or the prefix is ambiguous)
+        └── SessionConflict             another process appended to the same session
 
 SDK and HTTP exceptions are translated to this tree in exactly one place per adapter, with
 ``raise ... from exc`` so the original stays attached.
@@ -39,9 +43,13 @@ __all__ = [
     "ProviderConnectionError",
     "ProviderError",
     "ProviderHTTPError",
+    "ProviderResponseError",
     "ProviderTimeout",
     "RateLimitError",
     "ServerError",
+    "SessionConflict",
+    "SessionNotFound",
+    "StoreError",
     "TinyAgentError",
 ]
 
@@ -64,6 +72,11 @@ class ProviderConnectionError(ProviderError):
 
 class ProviderTimeout(ProviderConnectionError):
     """The provider did not answer in time."""
+
+
+class ProviderResponseError(ProviderError):
+    """The provider answered, but not with a reply we can read: not JSON, HTML, a wrong shape, a
+    stream that ended before its final event."""
 
 
 class ProviderHTTPError(ProviderError):
@@ -119,3 +132,15 @@ class CompactionError(TinyAgentError):
 
 class LocalServerError(ProviderError):
     """The embedded llama.cpp server could not be started, reached or stopped."""
+
+
+class StoreError(TinyAgentError):
+    """The session store cannot be opened, read or written; the message names the file."""
+
+
+class SessionNotFound(StoreError):
+    """No session matches the id or id prefix given (or the prefix matches several)."""
+
+
+class SessionConflict(StoreError):
+    """Another writer appended to the session since this one last read it; nothing was written."""

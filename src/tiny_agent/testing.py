@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from tiny_agent.providers.base import Provider, Wire
-from tiny_agent.types import Message, ModelResponse, Prompt, TextBlock, ToolUseBlock, Usage
+from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, TextBlock, TextDelta, ToolUseBlock, Usage
 
 __all__ = ["ScriptedProvider", "tool_call"]
 
@@ -50,7 +50,14 @@ class ScriptedProvider:
     def render(self, prompt: Prompt) -> dict[str, Any]:
         return self._renderer.render(prompt)
 
-    def send(self, body: dict[str, Any]) -> ModelResponse:
+    def stream(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
+        """``send``, then the answer's text as one delta."""
+        response = self.send(body)
+        if on_event is not None and response.message.text:
+            on_event(TextDelta(response.message.text))
+        return response
+
+    def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
         self.requests.append(body)
         if not self.replies:
             raise AssertionError("ScriptedProvider ran out of replies")

@@ -7,7 +7,7 @@ values; ids, ordering in a session and storage belong to the context engine and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -15,11 +15,16 @@ __all__ = [
     "INVALID_JSON_KEY",
     "Block",
     "CachePlan",
+    "Entry",
     "Message",
     "ModelResponse",
+    "OnProviderEvent",
     "Prompt",
+    "ProviderEvent",
+    "RetryNotice",
     "Role",
     "TextBlock",
+    "TextDelta",
     "ToolResultBlock",
     "ToolSpec",
     "ToolUseBlock",
@@ -216,6 +221,10 @@ class Prompt:
     """``"none"`` forbids tool calls (used by the summary call) without changing the tool prefix."""
     max_tokens: int | None = None
     """Cap on output tokens; None leaves the provider profile's default."""
+    tool_grammar: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Narrowed input schemas by tool name (for example ``path`` limited to the workspace's real
+    files), used only to constrain decoding where a provider supports it (the local model's JSON
+    tool mode). Never rendered into the prompt text, so the cached prefix does not change with it."""
 
 
 @dataclass(frozen=True)
@@ -229,3 +238,43 @@ class ModelResponse:
     model: str
     prefill_ms: float | None = None
     """Time the server spent reading the prompt, where it reports it (llama.cpp ``timings``)."""
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the answer's text as it streams in."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """A provider call failed in a way a retry can fix; the next attempt starts after ``wait_seconds``."""
+
+    attempt: int
+    """The attempt that failed, 1-based."""
+    max_attempts: int
+    wait_seconds: float
+    reason: str
+    """What failed, in one line (``429 rate_limit_error``, ``connection reset``, ...)."""
+
+
+ProviderEvent = TextDelta | RetryNotice
+OnProviderEvent = Callable[[ProviderEvent], None]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One record of a session's append-only log, as the store keeps it.
+
+    ``kind`` names what ``body`` holds (user input, a model response, a tool result, a compaction
+    marker, a call record, a pin or config change); ``body`` is plain JSON. ``seq`` is the entry's
+    position in its session (0, 1, 2, ... without gaps) and the only order; ``id`` is unique across
+    sessions; ``at`` is a Unix timestamp, for people, never for ordering.
+    """
+
+    kind: str
+    body: Mapping[str, Any]
+    id: str
+    seq: int
+    at: float

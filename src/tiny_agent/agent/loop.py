@@ -156,7 +156,8 @@ class Agent:
             result.steps = step
             try:
                 self._maybe_compact(result)
-                response = self.context.complete(self.provider)
+                grammar = self.toolbox.grammar() if getattr(self.provider, "wants_tool_grammar", False) else None
+                response = self.context.complete(self.provider, tool_grammar=grammar)
             except ProviderError as exc:
                 return self._stop(result, "provider_error", exc)
             except IllegalRequestError as exc:

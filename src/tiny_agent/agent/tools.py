@@ -39,6 +39,10 @@ class Tool:
     """JSON schema (Draft 2020-12) of the input object; checked before ``fn`` runs."""
     fn: Callable[[dict[str, Any]], str]
     """Gets the validated input; returns text for the model or raises ``ToolFailure``."""
+    grammar: Callable[[], Mapping[str, Any] | None] | None = None
+    """A narrower input schema for this turn (say, ``path`` limited to files that exist), used only to
+    constrain a model's decoding where the provider supports it; None or a None result: no narrowing.
+    The tool still validates against ``input_schema``."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -75,6 +79,15 @@ class Toolbox:
     def specs(self) -> tuple[ToolSpec, ...]:
         """Specs in registration order (stable, so the cached prompt prefix stays valid)."""
         return tuple(tool.spec for tool in self._tools.values())
+
+    def grammar(self) -> dict[str, Mapping[str, Any]]:
+        """This turn's narrowed input schemas by tool name, for the tools that offer one."""
+        out: dict[str, Mapping[str, Any]] = {}
+        for tool in self._tools.values():
+            schema = tool.grammar() if tool.grammar is not None else None
+            if schema is not None:
+                out[tool.name] = schema
+        return out
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools

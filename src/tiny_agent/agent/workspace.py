@@ -21,6 +21,9 @@ from tiny_agent.errors import ConfigError
 
 __all__ = ["Workspace"]
 
+GRAMMAR_MAX_PATHS = 200
+"""Beyond this many files or folders, the tool grammar falls back to a free ``path`` string."""
+
 _BINARY_SNIFF = 8192
 """A NUL byte in this many leading bytes marks a file as binary (the same test git uses)."""
 
@@ -202,8 +205,9 @@ class Workspace:
             f"{len(lines) - count} of {len(lines)} entries left out]",
         )
 
-    def tools(self) -> list[Tool]:
-        """The three file tools, bound to this workspace."""
+    def tools(self, *, grammar: bool = True) -> list[Tool]:
+        """The three file tools, bound to this workspace. With ``grammar``, read_file and list_dir
+        offer this turn's real paths as a decoding grammar (see ``Tool.grammar``)."""
         path = _prop("string", "File path, relative to the workspace.", minLength=1)
         protected = f" Protected paths are refused: {', '.join(self.protect)}." if self.protect else ""
         read = _schema(
@@ -225,6 +229,7 @@ class Workspace:
                 lambda a: self.read_file(
                     a["path"], start_line=int(a.get("start_line", 1)), max_lines=_optional_int(a.get("max_lines"))
                 ),
+                (lambda: self._grammar("read_file")) if grammar else None,
             ),
             Tool(
                 "write_file",
@@ -239,8 +244,37 @@ class Workspace:
                 "with '/', files show their size in bytes. The path is relative to the workspace root.",
                 listing,
                 lambda a: self.list_dir(a.get("path") or "."),
+                (lambda: self._grammar("list_dir")) if grammar else None,
             ),
         ]
+
+    def paths(self, limit: int = GRAMMAR_MAX_PATHS) -> tuple[list[str], list[str]] | None:
+        """(files, folders) of the workspace as relative POSIX paths, folders including ".", or None
+        when there are more than ``limit`` of either. Hidden entries are skipped."""
+        files: list[str] = []
+        folders: list[str] = ["."]
+        for current, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            base = Path(current)
+            folders.extend(self._relative(base / d).as_posix() for d in dirnames)
+            files.extend(self._relative(base / f).as_posix() for f in sorted(filenames) if not f.startswith("."))
+            if len(files) > limit or len(folders) > limit:
+                return None
+        return files, folders
+
+    def _grammar(self, tool: str) -> dict[str, Any] | None:
+        found = self.paths()
+        if found is None:
+            return None
+        files, folders = found
+        choices = files if tool == "read_file" else folders
+        if not choices:
+            return None
+        base = next(t for t in self.tools(grammar=False) if t.name == tool).input_schema
+        properties = dict(base["properties"])
+        properties["path"] = {**properties["path"], "enum": choices}
+        properties["path"].pop("minLength", None)
+        return {**base, "properties": properties, "required": sorted({"path", *base["required"]})}
 
     def _relative(self, resolved: Path) -> PurePosixPath:
         return PurePosixPath(resolved.relative_to(self.root).as_posix())

@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -146,9 +146,16 @@ class Context:
             kept.insert(0, Message("user", (summary,)))
         return kept
 
-    def prompt(self, *, tool_choice: Literal["auto", "none"] = "auto", max_tokens: int | None = None) -> Prompt:
+    def prompt(
+        self,
+        *,
+        tool_choice: Literal["auto", "none"] = "auto",
+        max_tokens: int | None = None,
+        tool_grammar: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> Prompt:
         messages = tuple(self.window())
-        return Prompt(self.system_blocks(), self.tools, messages, plan_cache(messages), tool_choice, max_tokens)
+        plan = plan_cache(messages)
+        return Prompt(self.system_blocks(), self.tools, messages, plan, tool_choice, max_tokens, tool_grammar or {})
 
     def render(self, provider: Provider, prompt: Prompt | None = None) -> dict[str, Any]:
         """The exact body ``provider`` would send now, checked; repaired if the check finds a fault."""
@@ -166,7 +173,7 @@ class Context:
             return prompt, body
         log.warning("repairing an illegal request: %s", "; ".join(problems))
         fixed = tuple(repair(prompt.messages))
-        prompt = Prompt(prompt.system, prompt.tools, fixed, plan_cache(fixed), prompt.tool_choice, prompt.max_tokens)
+        prompt = dataclasses.replace(prompt, messages=fixed, cache=plan_cache(fixed))
         body = provider.render(prompt)
         problems = _check(provider, body)
         if problems:
@@ -175,9 +182,11 @@ class Context:
 
     # -- calling the model --------------------------------------------------------------------
 
-    def complete(self, provider: Provider) -> ModelResponse:
+    def complete(
+        self, provider: Provider, *, tool_grammar: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> ModelResponse:
         """Render, check, send; the response joins the log and its usage the ledger."""
-        prompt = self.prompt()
+        prompt = self.prompt(tool_grammar=tool_grammar)
         response = self._call(provider, prompt, purpose="turn")
         self.add(response.message)
         usage = response.usage

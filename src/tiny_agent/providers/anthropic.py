@@ -33,8 +33,10 @@ from tiny_agent.types import (
     Block,
     Message,
     ModelResponse,
+    OnProviderEvent,
     Prompt,
     TextBlock,
+    TextDelta,
     ToolUseBlock,
     Usage,
 )
@@ -109,11 +111,18 @@ class AnthropicProvider:
         body["messages"] = messages
         return body
 
-    def send(self, body: dict[str, Any]) -> ModelResponse:
+    def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
         """Post ``body`` to ``/v1/messages``; every failure comes out as a ``tiny_agent.errors`` class."""
         with _map_errors(self.name):
             response = self._client.messages.create(**body)
         return _parse_response(response)
+
+    def stream(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
+        """Not streamed yet: the whole reply arrives as one delta."""
+        response = self.send(body, on_event=on_event)
+        if on_event is not None and response.message.text:
+            on_event(TextDelta(response.message.text))
+        return response
 
     def context_window(self) -> int | None:
         """The explicit window if one was given, else genai-prices' figure for the model, else None."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from tiny_agent.types import ModelResponse, Prompt, Usage
+from tiny_agent.types import ModelResponse, OnProviderEvent, Prompt, Usage
 
 __all__ = ["Provider", "Wire"]
 
@@ -31,8 +31,18 @@ class Provider(Protocol):
         """The exact request body for this prompt. Pure: no I/O, same prompt -> same body."""
         ...
 
-    def send(self, body: dict[str, Any]) -> ModelResponse:
-        """Send a rendered body; map every failure to ``tiny_agent.errors``."""
+    def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
+        """Send a rendered body; map every failure to ``tiny_agent.errors``.
+
+        ``on_event`` hears a ``RetryNotice`` before each retry."""
+        ...
+
+    def stream(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
+        """Like ``send``, but the reply streams: ``on_event`` gets each ``TextDelta`` as it arrives.
+
+        Ends in the same ``ModelResponse`` ``send`` would give for the same reply. A stream cut off
+        before its end raises (``ProviderConnectionError`` or ``ProviderResponseError``); its partial
+        text never becomes a response."""
         ...
 
     def context_window(self) -> int | None:

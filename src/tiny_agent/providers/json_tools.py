@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tiny_agent.types import INVALID_JSON_KEY, Block, Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
@@ -21,12 +21,16 @@ __all__ = ["SCHEMA_NAME", "parse_reply", "render_messages", "response_format", "
 SCHEMA_NAME = "tool_or_answer"
 
 
-def response_format(tools: Sequence[ToolSpec]) -> dict[str, Any]:
-    """One object per tool, plus the final answer: the grammar admits nothing else."""
+def response_format(
+    tools: Sequence[ToolSpec], grammar: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """One object per tool, plus the final answer: the grammar admits nothing else. ``grammar``
+    narrows a tool's arguments for this turn (``Prompt.tool_grammar``)."""
+    grammar = grammar or {}
     options: list[dict[str, Any]] = [
         {
             "type": "object",
-            "properties": {"tool": {"const": t.name}, "arguments": dict(t.input_schema)},
+            "properties": {"tool": {"const": t.name}, "arguments": dict(grammar.get(t.name, t.input_schema))},
             "required": ["tool", "arguments"],
             "additionalProperties": False,
         }

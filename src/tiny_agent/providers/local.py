@@ -26,7 +26,7 @@ from tiny_agent.providers.llama_server import (
     props,
     read_warm_server,
 )
-from tiny_agent.types import ModelResponse, Prompt, Usage
+from tiny_agent.types import ModelResponse, OnProviderEvent, Prompt, Usage
 
 __all__ = ["LocalProvider"]
 
@@ -133,8 +133,14 @@ class LocalProvider:
     def render(self, prompt: Prompt) -> dict[str, Any]:
         return self.inner.render(prompt)
 
-    def send(self, body: dict[str, Any]) -> ModelResponse:
-        return self.inner.send(body)
+    wants_tool_grammar = True
+    """The agent passes workspace-aware argument schemas (``Prompt.tool_grammar``) to this provider."""
+
+    def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
+        return self.inner.send(body, on_event=on_event)
+
+    def stream(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
+        return self.inner.stream(body, on_event=on_event)
 
     def context_window(self) -> int | None:
         if self._window is None:

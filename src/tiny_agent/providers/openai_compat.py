@@ -40,8 +40,10 @@ from tiny_agent.types import (
     Block,
     Message,
     ModelResponse,
+    OnProviderEvent,
     Prompt,
     TextBlock,
+    TextDelta,
     ToolResultBlock,
     ToolUseBlock,
     Usage,
@@ -140,11 +142,11 @@ class OpenAICompatProvider:
             "messages": [{"role": "system", "content": system}, *json_tools.render_messages(prompt.messages)],
         }
         if prompt.tool_choice == "auto":
-            body["response_format"] = json_tools.response_format(prompt.tools)
+            body["response_format"] = json_tools.response_format(prompt.tools, prompt.tool_grammar)
         body["stream"] = False
         return body
 
-    def send(self, body: dict[str, Any]) -> ModelResponse:
+    def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
         """Post ``body`` to ``/chat/completions``; every failure comes out as a ``tiny_agent.errors`` class."""
         with _map_errors(self.name):
             response = self._client.chat.completions.create(**body)
@@ -155,6 +157,13 @@ class OpenAICompatProvider:
             stop = "tool_use" if any(isinstance(b, ToolUseBlock) for b in blocks) else parsed.stop_reason
             return replace(parsed, message=Message("assistant", blocks), stop_reason=stop)
         return parsed
+
+    def stream(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
+        """Not streamed yet: the whole reply arrives as one delta."""
+        response = self.send(body, on_event=on_event)
+        if on_event is not None and response.message.text:
+            on_event(TextDelta(response.message.text))
+        return response
 
     def context_window(self) -> int | None:
         """The explicit window if one was given, else genai-prices' figure for the model, else None."""
