@@ -110,7 +110,7 @@ def test_summary_call_shares_the_turns_cached_prefix() -> None:
     ctx = Context("system", (READ,), pins=["p"])
     ctx.add_user("go")
     ctx.complete(provider)
-    ctx.add_tool_results([ToolResultBlock("c0", "x")])
+    ctx.add_tool_results([ToolResultBlock("c0", "x " * 2000)])  # big enough that a summary saves space
     ctx.add_assistant(tool_call("read_file", "c1", path="b"))
     ctx.add_tool_results([ToolResultBlock("c1", "y")])
     ctx.compact(ctx.summarizer(provider), keep_turns=1)

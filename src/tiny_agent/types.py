@@ -174,6 +174,30 @@ class Usage:
             _add(self.cache_write_tokens, other.cache_write_tokens),
         )
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "details": dict(self.details),
+        }
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> Usage:
+        def count(key: str) -> int | None:
+            value = data.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        details = data.get("details")
+        return Usage(
+            count("input_tokens"),
+            count("output_tokens"),
+            count("cache_read_tokens"),
+            count("cache_write_tokens"),
+            dict(details) if isinstance(details, Mapping) else {},
+        )
+
     @property
     def uncached_input_tokens(self) -> int | None:
         """Input billed at the full rate: total minus cache reads and writes."""

@@ -10,7 +10,7 @@ import json
 
 from tiny_agent.agent.loop import CompactionEvent, CompactionFailedEvent, Event, ToolEvent, TurnEvent
 from tiny_agent.context.tokens import TokenLedger
-from tiny_agent.types import Usage
+from tiny_agent.types import RetryNotice, TextDelta, Usage
 
 __all__ = ["format_event", "format_totals", "format_usage"]
 
@@ -49,6 +49,10 @@ def format_event(event: Event) -> str:
             )
         case CompactionFailedEvent(error=error):
             return f"[compaction failed, history kept as it was: {error}]"
+        case RetryNotice(attempt=attempt, max_attempts=most, wait_seconds=wait, reason=reason):
+            return f"[retry {attempt + 1}/{most} in {wait:.1f}s: {reason}]"
+        case TextDelta(text=text):
+            return text
     raise TypeError(f"unknown event {event!r}")
 
 

@@ -11,11 +11,14 @@ cache_write=0. A compaction rewrites the window and starts a new prefix; that mi
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
+from typing import Any
 
-from tiny_agent.types import CachePlan, Message
+from tiny_agent.types import CachePlan, Message, Prompt
 
-__all__ = ["plan_cache"]
+__all__ = ["fingerprint", "plan_cache"]
 
 
 def plan_cache(messages: Sequence[Message]) -> CachePlan:
@@ -30,3 +33,32 @@ def plan_cache(messages: Sequence[Message]) -> CachePlan:
     last = len(messages) - 1
     marks = (last - 2, last) if last >= 2 and messages[last - 1].role == "assistant" else (last,)
     return CachePlan(tools=True, system=True, message_indices=marks)
+
+
+def _digest(payload: Any) -> str:
+    text = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def fingerprint(prompt: Prompt) -> dict[str, Any]:
+    """Hashes of a request's prefix layers, in cache order: tools, system, pins, then the messages.
+
+    ``messages`` is a chain (each hash covers every message before it too), so two requests share a
+    message prefix exactly as long as their chains agree. Kept on every call record: comparing it
+    with the previous request's says which layer changed when a call reads less cache than expected.
+    """
+    tools = [{"name": t.name, "description": t.description, "schema": dict(t.input_schema)} for t in prompt.tools]
+    system = prompt.system[0] if prompt.system and not prompt.system[0].startswith("<constraints>") else ""
+    pins = prompt.system[-1] if prompt.system and prompt.system[-1].startswith("<constraints>") else ""
+    chain: list[str] = []
+    previous = ""
+    for message in prompt.messages:
+        previous = _digest([previous, message.to_dict()])
+        chain.append(previous)
+    return {
+        "tools": _digest(tools),
+        "tool_names": [t.name for t in prompt.tools],
+        "system": _digest(system),
+        "pins": _digest(pins),
+        "messages": chain,
+    }

@@ -1,8 +1,9 @@
-"""The context engine: an append-only log, a render step, token accounting and compaction.
+"""The context engine: a log of entries, the window rendered from it, token accounting, compaction.
 
-The log keeps every message ever added plus compaction markers; nothing is deleted. What the model
-sees is a projection: the newest compaction's summary, then the messages after its cut. Every
-render goes through the legality check for the provider's wire format before it is sent.
+Every change is an entry appended to the log (``context.log``); the state is a fold over the
+entries (``context.state``), so the same log always renders the same request, in this process or
+after a resume. Every render goes through the legality check for the provider's wire format
+before it is sent.
 
     ctx = Context(system="You are terse.", tools=toolbox.specs, pins=["never edit dev.mjs"])
     ctx.add_user("read README.md")
@@ -18,23 +19,38 @@ import dataclasses
 import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-from tiny_agent.context.cache import plan_cache
+from tiny_agent.context.cache import fingerprint, plan_cache
 from tiny_agent.context.compaction import SUMMARY_INSTRUCTIONS, Compaction, Summarizer, WorkRecord, choose_cut, flatten
 from tiny_agent.context.legality import check_anthropic_body, check_openai_body, drop_empty_text, repair
-from tiny_agent.context.tokens import CallRecord, TokenLedger
+from tiny_agent.context.log import Log, MemoryLog, new_entry
+from tiny_agent.context.state import State, window
+from tiny_agent.context.tokens import CallRecord, TokenLedger, prompt_chars
 from tiny_agent.errors import CompactionError, ConfigError, IllegalRequestError
 from tiny_agent.providers.base import Provider
-from tiny_agent.types import CachePlan, Message, ModelResponse, Prompt, TextBlock, ToolResultBlock, ToolSpec
+from tiny_agent.store.base import NewEntry
+from tiny_agent.types import (
+    CachePlan,
+    Entry,
+    Message,
+    ModelResponse,
+    OnProviderEvent,
+    Prompt,
+    TextBlock,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+)
 
-__all__ = ["DEFAULT_CONTEXT_WINDOW", "Context", "ContextConfig"]
+__all__ = ["DEFAULT_CONTEXT_WINDOW", "EMPTY_REPLY", "NOT_RUN", "Context", "ContextConfig"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 EMPTY_REPLY = "(the model returned an empty reply)"
+NOT_RUN = "[not run: this tool call was interrupted before it ran; call it again if it is still needed]"
 
 
 @dataclass(frozen=True)
@@ -51,62 +67,130 @@ class ContextConfig:
     """Output cap of the summary call."""
 
     def __post_init__(self) -> None:
-        if self.compact_at <= 0:
+        if not self.compact_at > 0 or self.compact_at == float("inf"):  # also refuses NaN
             raise ConfigError(f"compact_at must be a fraction in (0, 1] or a token count > 1, not {self.compact_at}")
         if self.keep_turns < 1:
             raise ConfigError(f"keep_turns must be at least 1, not {self.keep_turns}")
         if self.context_window is not None and self.context_window < 1:
             raise ConfigError(f"context_window must be positive, not {self.context_window}")
 
+    def settings(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+_CONFIG_KEYS = {f.name for f in fields(ContextConfig)}
+
 
 class Context:
-    """The messages state of one conversation, and everything that decides what is sent."""
+    """The messages state of one conversation, and everything that decides what is sent.
+
+    ``log`` is where entries go: in memory by default, or a stored session (``StoredLog``), in which
+    case the context is rebuilt from the session's entries and ``system``, ``pins`` and ``config``,
+    when given, are recorded as changes on top of what the session holds.
+    """
 
     def __init__(
         self,
-        system: str = "",
+        system: str | None = None,
         tools: Iterable[ToolSpec] = (),
         messages: Iterable[Message] = (),
         *,
         pins: Iterable[str] = (),
         config: ContextConfig | None = None,
+        log: Log | None = None,
     ) -> None:
-        self.system = system
         self.tools: tuple[ToolSpec, ...] = tuple(tools)
-        self.pins: list[str] = [p for p in pins if p.strip()]
-        self.config = config or ContextConfig()
-        self.ledger = TokenLedger()
-        self._messages: list[Message] = list(messages)
-        self._compactions: list[Compaction] = []
-        self._measured: tuple[int, int, int] | None = None
-        """(messages in the log, compactions, tokens) as of the last response that reported usage."""
+        self._log: Log = log if log is not None else MemoryLog()
+        self._state = State.of(self._log.entries)
         self._failed_at: int | None = None
         """Context size when the last summary call failed; the next try waits for growth."""
+        fresh = not self._state.settings
+        settings: dict[str, Any] = {}
+        if system is not None or fresh:
+            settings["system"] = system or ""
+        if config is not None or fresh:
+            settings.update((config or ContextConfig()).settings())
+        self.configure(**settings)
+        for pin in pins:
+            self.pin(pin)
+        for message in messages:
+            self.add(message)
 
     # -- the log ------------------------------------------------------------------------------
 
     @property
+    def entries(self) -> Sequence[Entry]:
+        """Every entry of the conversation, oldest first. Nothing in it is ever changed."""
+        return self._log.entries
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    def append(self, batch: Sequence[NewEntry]) -> list[Entry]:
+        """Append entries (committed first when the log is stored) and fold them into the state."""
+        written = self._log.append(batch)
+        for entry in written:
+            self._state.apply(entry)
+        return written
+
+    @property
     def messages(self) -> tuple[Message, ...]:
-        """The whole log of messages, including those a compaction has summarised."""
-        return tuple(self._messages)
+        """The whole history of messages, including those a compaction has summarised."""
+        return tuple(self._state.messages)
 
     @property
     def compactions(self) -> tuple[Compaction, ...]:
-        return tuple(self._compactions)
+        return tuple(self._state.compactions)
+
+    @property
+    def ledger(self) -> TokenLedger:
+        return self._state.ledger
+
+    @property
+    def pins(self) -> list[str]:
+        """The pinned constraints, oldest first (a copy: change them with ``pin`` and ``unpin``)."""
+        return list(self._state.pins)
+
+    @property
+    def system(self) -> str:
+        return str(self._state.settings.get("system", ""))
+
+    @system.setter
+    def system(self, text: str) -> None:
+        self.configure(system=text)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Every setting recorded in the log (the engine's own and any a caller recorded)."""
+        return dict(self._state.settings)
+
+    @property
+    def config(self) -> ContextConfig:
+        return ContextConfig(**{k: v for k, v in self._state.settings.items() if k in _CONFIG_KEYS})
+
+    def configure(self, **settings: Any) -> None:
+        """Record settings that differ from the log's (one ``config`` entry); engine settings are checked."""
+        changed = {k: v for k, v in settings.items() if self._state.settings.get(k, _MISSING) != v}
+        if not changed:
+            return
+        merged = {**self._state.settings, **changed}
+        ContextConfig(**{k: v for k, v in merged.items() if k in _CONFIG_KEYS})  # raises ConfigError
+        self.append([new_entry("config", settings=changed)])
 
     def add(self, message: Message) -> None:
-        """Append to the log. Blank text blocks are dropped (no API accepts them); a reply left
-        with nothing is recorded as an explicit empty answer so the roles still alternate."""
+        """Append a message. Blank text blocks are dropped (no API accepts them); a reply left with
+        nothing is recorded as an explicit empty answer so the roles still alternate."""
         message = drop_empty_text(message)
-        if not message.content:
-            message = Message(message.role, (TextBlock(EMPTY_REPLY if message.role == "assistant" else "(empty)"),))
-        if message.role == "user" and self._messages and self._messages[-1].role == "user":
-            # New input after unanswered results (a run stopped at its step limit, then a new task):
-            # one user turn, results first, so the log stays legal without a repair.
-            previous = self._messages.pop()
-            message = Message("user", previous.content + message.content)
-            self._measured = None
-        self._messages.append(message)
+        if message.role == "assistant":
+            content = message.content or (TextBlock(EMPTY_REPLY),)
+            self.append([new_entry("response", content=[b.to_dict() for b in content])])
+            return
+        batch = [new_entry("tool_result", block=b.to_dict()) for b in message.tool_results]
+        others = [b.to_dict() for b in message.content if not isinstance(b, ToolResultBlock)]
+        if others or not batch:
+            batch.append(new_entry("user", content=others or [TextBlock("(empty)").to_dict()]))
+        self.append(batch)
 
     def add_user(self, text: str) -> None:
         self.add(Message.user(text))
@@ -116,35 +200,64 @@ class Context:
 
     def add_tool_results(self, results: Sequence[ToolResultBlock]) -> None:
         """Answer the newest assistant message's tool calls."""
-        self.add(Message("user", tuple(results)))
+        if results:
+            self.add(Message("user", tuple(results)))
+
+    def add_tool_result(self, result: ToolResultBlock) -> None:
+        """One result, committed on its own: a crash after it never runs that tool again."""
+        self.append([new_entry("tool_result", block=result.to_dict())])
+
+    @property
+    def pending_calls(self) -> list[ToolUseBlock]:
+        """Tool calls of the newest response that have no result yet."""
+        if not self._state.pending or not self._state.messages:
+            return []
+        last = next(m for m in reversed(self._state.messages) if m.role == "assistant")
+        return [b for b in last.tool_uses if b.id in self._state.pending]
+
+    def close_interrupted(self, reason: str = NOT_RUN) -> list[ToolUseBlock]:
+        """Give every call still waiting for a result an error result saying it did not run; returns them."""
+        waiting = self.pending_calls
+        if waiting:
+            self.append(
+                [new_entry("tool_result", block=ToolResultBlock(c.id, reason, True).to_dict()) for c in waiting]
+            )
+        return waiting
 
     def pin(self, constraint: str) -> None:
         """A constraint that is part of every request from now on and survives every compaction."""
-        if constraint.strip() and constraint not in self.pins:
-            self.pins.append(constraint)
+        if constraint.strip() and constraint not in self._state.pins:
+            self.append([new_entry("pin", add=constraint)])
+
+    def unpin(self, constraint: str | int) -> str:
+        """Remove a pin, given as its text or its 1-based number in ``pins``; returns its text."""
+        pins = self._state.pins
+        if isinstance(constraint, int):
+            if not 1 <= constraint <= len(pins):
+                raise ConfigError(f"there is no pin {constraint}; there are {len(pins)}")
+            constraint = pins[constraint - 1]
+        if constraint not in pins:
+            raise ConfigError(f"no pin reads {constraint!r}")
+        self.append([new_entry("pin", remove=constraint)])
+        return constraint
+
+    def note(self, text: str) -> None:
+        """A remark in the log for people (``sessions show``); the model never sees it."""
+        self.append([new_entry("note", text=text)])
 
     # -- rendering ----------------------------------------------------------------------------
 
     def system_blocks(self) -> tuple[str, ...]:
         """Stable first: the base system prompt, then the pinned constraints."""
         blocks = [self.system] if self.system else []
-        if self.pins:
-            lines = "\n".join(f"- {p}" for p in self.pins)
+        if self._state.pins:
+            lines = "\n".join(f"- {p}" for p in self._state.pins)
             blocks.append(f"<constraints>\nThe user set these constraints. They always apply:\n{lines}\n</constraints>")
         return tuple(blocks)
 
     def window(self) -> list[Message]:
         """The messages the model sees now: the newest summary, then everything after its cut."""
-        if not self._compactions:
-            return list(self._messages)
-        last = self._compactions[-1]
-        kept = list(self._messages[last.cut :])
-        summary = TextBlock(last.text())
-        if kept and kept[0].role == "user":
-            kept[0] = Message("user", (summary, *kept[0].content))
-        else:
-            kept.insert(0, Message("user", (summary,)))
-        return kept
+        return window(self._state)
 
     def prompt(
         self,
@@ -152,8 +265,9 @@ class Context:
         tool_choice: Literal["auto", "none"] = "auto",
         max_tokens: int | None = None,
         tool_grammar: Mapping[str, Mapping[str, Any]] | None = None,
+        compaction: Compaction | None = None,
     ) -> Prompt:
-        messages = tuple(self.window())
+        messages = tuple(window(self._state, compaction))
         plan = plan_cache(messages)
         return Prompt(self.system_blocks(), self.tools, messages, plan, tool_choice, max_tokens, tool_grammar or {})
 
@@ -183,52 +297,93 @@ class Context:
     # -- calling the model --------------------------------------------------------------------
 
     def complete(
-        self, provider: Provider, *, tool_grammar: Mapping[str, Mapping[str, Any]] | None = None
+        self,
+        provider: Provider,
+        *,
+        tool_grammar: Mapping[str, Mapping[str, Any]] | None = None,
+        stream: bool = False,
+        on_event: OnProviderEvent | None = None,
     ) -> ModelResponse:
         """Render, check, send; the response joins the log and its usage the ledger."""
-        prompt = self.prompt(tool_grammar=tool_grammar)
-        response = self._call(provider, prompt, purpose="turn")
-        self.add(response.message)
-        usage = response.usage
-        if usage.input_tokens is not None:
-            size = usage.input_tokens + (usage.output_tokens or 0)
-            self._measured = (len(self._messages), len(self._compactions), size)
-        return response
+        return self._call(provider, self.prompt(tool_grammar=tool_grammar), "turn", stream=stream, on_event=on_event)
 
-    def _call(self, provider: Provider, prompt: Prompt, *, purpose: str) -> ModelResponse:
+    def _call(
+        self,
+        provider: Provider,
+        prompt: Prompt,
+        purpose: str,
+        *,
+        stream: bool = False,
+        on_event: OnProviderEvent | None = None,
+    ) -> ModelResponse:
+        """One model call, on the record: a ``call`` entry is committed before the send, and the
+        response (for a turn) with its ``call_done`` after it, or a ``call_failed``."""
         prompt, body = self.legal(provider, prompt)
+        (opened,) = self.append(
+            [
+                new_entry(
+                    "call",
+                    purpose=purpose,
+                    model=provider.model,
+                    chars=prompt_chars(prompt),
+                    fingerprint=fingerprint(prompt),
+                )
+            ]
+        )
         started = time.monotonic()
-        response = provider.send(body)
+        try:
+            response = provider.stream(body, on_event=on_event) if stream else provider.send(body, on_event=on_event)
+        except BaseException as exc:
+            reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc) or type(exc).__name__
+            with contextlib.suppress(Exception):
+                self.append([new_entry("call_failed", call=opened.seq, error=reason)])
+            raise
         seconds = time.monotonic() - started
-        price = provider.price(response.usage)
-        call = CallRecord(response.usage, price, seconds, response.model, response.prefill_ms, purpose)
-        self.ledger.record(call, prompt)
+        record = CallRecord(
+            response.usage,
+            provider.price(response.usage),
+            seconds,
+            response.model,
+            response.prefill_ms,
+            purpose,
+            response.stop_reason,
+        )
+        done = new_entry("call_done", call=opened.seq, **record.to_body())
+        if purpose == "turn":
+            message = drop_empty_text(response.message)
+            content = message.content or (TextBlock(EMPTY_REPLY),)
+            reply = new_entry("response", content=[b.to_dict() for b in content], call=opened.seq)
+            self.append([reply, done])
+        else:
+            self.append([done])
         return response
 
     # -- size and compaction ------------------------------------------------------------------
 
     def context_window(self, provider: Provider | None = None) -> int:
-        window = provider.context_window() if provider is not None else None
-        return self.config.context_window or window or DEFAULT_CONTEXT_WINDOW
+        window_size = provider.context_window() if provider is not None else None
+        return self.config.context_window or window_size or DEFAULT_CONTEXT_WINDOW
 
     def threshold(self, provider: Provider | None = None) -> int:
         at = self.config.compact_at
         return int(at * self.context_window(provider)) if at <= 1 else int(at)
 
-    def context_tokens(self, provider: Provider | None = None) -> int:
+    def context_tokens(self, provider: Provider | None = None, prompt: Prompt | None = None) -> int:
         """Tokens the next request will carry: counted exactly where the provider can, else the last
         measured size plus an estimate of what was appended since, else an estimate of it all."""
         if provider is not None:
-            prompt = self.prompt()
+            prompt = prompt or self.prompt()
             with contextlib.suppress(IllegalRequestError):  # not sendable yet: count it as it stands
                 prompt = self.legal(provider, prompt)[0]
             exact = provider.count_tokens(prompt)
             if exact is not None:
                 return exact
-        if self._measured and self._measured[1] == len(self._compactions) and self._measured[0] <= len(self._messages):
-            count, _, size = self._measured
-            return size + self.ledger.estimate(self._messages[count:])
-        return self.ledger.estimate_prompt(self.prompt())
+        if prompt is None:
+            measured = self._state.measured
+            if measured and measured[1] == self._state.epoch and measured[0] <= len(self._state.messages):
+                count, _, size = measured
+                return size + self.ledger.estimate(self._state.messages[count:])
+        return self.ledger.estimate_prompt(prompt or self.prompt())
 
     def compact(
         self,
@@ -247,32 +402,43 @@ class Context:
         If ``summarizer`` fails or returns nothing, CompactionError is raised and the history is
         exactly as it was.
         """
-        base = self._compactions[-1].cut if self._compactions else 0
-        recent = self._messages[base:]
+        state = self._state
+        base = state.base
+        recent = state.messages[base:]
         cut = choose_cut(recent, keep_turns) if keep_turns else self._fitting_cut(recent, provider)
         if cut is None or self.ledger.estimate(recent[:cut]) < min_tokens:
             return None
         before = tokens_before if tokens_before is not None else self.context_tokens(provider)
         transcript = flatten(recent[:cut])
-        if self._compactions:
-            transcript = f"{self._compactions[-1].text()}\n\n{transcript}"
+        if state.compactions:
+            transcript = f"{state.compactions[-1].text()}\n\n{transcript}"
         try:
             prose = summarizer(transcript)
         except Exception as exc:
             raise CompactionError(f"the summary call failed, history left unchanged: {exc}") from exc
         if not prose or not prose.strip():
             raise CompactionError("the summary call returned no text, history left unchanged")
-        record = WorkRecord.from_messages(self._messages[: base + cut], self.pins).render()
-        self._compactions.append(Compaction(base + cut, prose, record, before))
-        after = self.context_tokens(provider)
-        compaction = self._compactions[-1] = dataclasses.replace(self._compactions[-1], tokens_after=after)
+        record = WorkRecord.from_messages(state.messages[: base + cut], state.pins).render()
+        candidate = Compaction(base + cut, prose, record, before)
+        after = self.context_tokens(provider, self.prompt(compaction=candidate))
         if after >= before:
-            self._compactions.pop()
             raise CompactionError(
                 f"the summary ({after:,} tokens with the kept turns) is not smaller than what it replaces "
                 f"({before:,}); history left unchanged"
             )
-        return compaction
+        self.append(
+            [
+                new_entry(
+                    "compaction",
+                    cut=state.starts[base + cut],
+                    summary=prose,
+                    record=record,
+                    tokens_before=before,
+                    tokens_after=after,
+                )
+            ]
+        )
+        return state.compactions[-1]
 
     def _fitting_cut(self, recent: Sequence[Message], provider: Provider | None) -> int | None:
         """The cut keeping the most turns (up to ``keep_turns``) whose kept part fits in half the threshold."""
@@ -324,9 +490,12 @@ class Context:
                 tool_choice="none",
                 max_tokens=self.config.summary_max_tokens,
             )
-            return self._call(provider, prompt, purpose="compaction").message.text
+            return self._call(provider, prompt, "compaction").message.text
 
         return summarize
+
+
+_MISSING = object()
 
 
 def _check(provider: Provider, body: dict[str, Any]) -> list[str]:

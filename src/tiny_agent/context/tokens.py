@@ -10,7 +10,7 @@ Anthropic's ``input_tokens`` alone, which shrinks to almost nothing once the cac
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,39 @@ class CallRecord:
     prefill_ms: float | None = None
     purpose: str = "turn"
     """"turn" for the agent's own calls, "compaction" for summary calls."""
+    stop_reason: str | None = None
+    miss: str | None = None
+    """Why this call read less of the prompt cache than the previous request left there, if it did."""
+    at: float | None = None
+    """When the call finished (Unix time), from its log entry."""
+
+    def to_body(self) -> dict[str, Any]:
+        """The ``call_done`` entry body fields of this record."""
+        return {
+            "usage": self.usage.to_dict(),
+            "cost_usd": self.cost_usd,
+            "seconds": round(self.seconds, 4),
+            "model": self.model,
+            "prefill_ms": self.prefill_ms,
+            "purpose": self.purpose,
+            "stop_reason": self.stop_reason,
+            "miss": self.miss,
+        }
+
+    @staticmethod
+    def from_body(body: Mapping[str, Any], at: float | None = None) -> CallRecord:
+        cost, prefill = body.get("cost_usd"), body.get("prefill_ms")
+        return CallRecord(
+            usage=Usage.from_dict(body.get("usage") or {}),
+            cost_usd=float(cost) if isinstance(cost, int | float) else None,
+            seconds=float(body.get("seconds") or 0.0),
+            model=str(body.get("model") or ""),
+            prefill_ms=float(prefill) if isinstance(prefill, int | float) else None,
+            purpose=str(body.get("purpose") or "turn"),
+            stop_reason=body.get("stop_reason"),
+            miss=body.get("miss"),
+            at=at,
+        )
 
 
 @dataclass
@@ -39,14 +72,22 @@ class TokenLedger:
     """Every call of a run, with totals. Costs that could not be priced stay None, never 0."""
 
     calls: list[CallRecord] = field(default_factory=list)
-    chars_per_token: float = DEFAULT_CHARS_PER_TOKEN
-    """Calibrated after each call from the rendered request's length and its reported input tokens."""
+    ratios: dict[str, float] = field(default_factory=dict)
+    """Characters per token by call purpose, calibrated on each call's rendered length and its
+    reported input: a summary request's text must not skew the estimate of the turns'."""
 
-    def record(self, call: CallRecord, prompt: Prompt | None = None) -> None:
-        """Add a call; with its prompt, recalibrate the estimate against the measured input size."""
+    @property
+    def chars_per_token(self) -> float:
+        """The ratio the turns' estimates use."""
+        return self.ratios.get("turn", DEFAULT_CHARS_PER_TOKEN)
+
+    def record(self, call: CallRecord, prompt: Prompt | None = None, *, chars: int | None = None) -> None:
+        """Add a call; with its prompt (or its length), recalibrate that purpose's ratio."""
         self.calls.append(call)
-        if prompt is not None and call.usage.input_tokens:
-            self.chars_per_token = max(1.0, prompt_chars(prompt) / call.usage.input_tokens)
+        if chars is None and prompt is not None:
+            chars = prompt_chars(prompt)
+        if chars and call.usage.input_tokens:
+            self.ratios[call.purpose] = max(1.0, chars / call.usage.input_tokens)
 
     @property
     def total(self) -> Usage:

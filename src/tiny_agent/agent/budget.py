@@ -1,0 +1,65 @@
+"""A spending limit: before each call, price the next request from the counted context, and stop
+cleanly once 90% of the budget is spent or the next call would pass it.
+
+The budget covers the whole session (every call in its log, earlier runs included), so resuming
+with a higher budget is how a stopped task goes on. A model without a known price cannot be held
+to a budget: that is refused up front rather than discovered after the money is gone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tiny_agent.context.engine import Context
+from tiny_agent.errors import ConfigError
+from tiny_agent.providers.base import Provider
+from tiny_agent.types import Usage
+
+if TYPE_CHECKING:
+    from tiny_agent.agent.loop import RunResult
+
+__all__ = ["STOP_SHARE", "Budget"]
+
+STOP_SHARE = 0.9
+"""Stop once this share of the budget is spent: the last call's cost is only an estimate."""
+DEFAULT_OUTPUT = 512
+"""Output tokens assumed for the next call before any call has shown what this task needs."""
+
+
+class Budget:
+    """Dollars a session may spend with one provider."""
+
+    def __init__(self, usd: float, provider: Provider) -> None:
+        if provider.price(Usage(1000, 100, 0, 0)) is None:
+            raise ConfigError(
+                f"--budget-usd needs the model's price, and {provider.name} model {provider.model!r} has no known "
+                "price; drop the budget or choose a priced model"
+            )
+        self.usd = usd
+        self.provider = provider
+
+    def spent(self, context: Context) -> float:
+        return context.ledger.total_cost_usd or 0.0
+
+    def next_call(self, context: Context) -> float:
+        """The likely cost of the next request: its counted size, the part the previous turn left in
+        the cache read at the cache price, the rest written, and an output like the turns' so far."""
+        tokens = context.context_tokens()
+        turns = [c for c in context.ledger.calls if c.purpose == "turn"]
+        cached = min(tokens, turns[-1].usage.input_tokens or 0) if turns else 0
+        outputs = [c.usage.output_tokens for c in turns if c.usage.output_tokens is not None]
+        output = max(outputs) if outputs else DEFAULT_OUTPUT
+        write = tokens - cached if self.provider.wire == "anthropic" else None
+        return self.provider.price(Usage(tokens, output, cached, write)) or 0.0
+
+    def exhausted(self, context: Context, result: RunResult) -> bool:
+        """True (and ``result`` says why) when the next call must not be made."""
+        spent = self.spent(context)
+        upcoming = self.next_call(context)
+        if spent < STOP_SHARE * self.usd and spent + upcoming <= self.usd:
+            return False
+        result.stop = "budget"
+        result.detail = (
+            f"${spent:.4f} of the ${self.usd:.2f} budget spent; the next call would cost about ${upcoming:.4f}"
+        )
+        return True

@@ -1,0 +1,133 @@
+"""A conversation that outlives the process: a Context whose entries live in a store.
+
+Starting, continuing, resuming and forking all end in the same thing: the session's entries read
+back, folded into a Context, and the session marked as open for writing by this process. A resume
+closes what a crash left open before anything is sent: tool calls without results get an
+"interrupted, not run" result and a call that never got its answer is marked failed, so the
+resumed window is legal without a repair and the ledger shows that call's usage as unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tiny_agent.context.engine import Context, ContextConfig
+from tiny_agent.context.log import StoredLog, new_entry
+from tiny_agent.store.base import SessionInfo, Store
+from tiny_agent.types import ToolSpec, ToolUseBlock
+
+__all__ = ["Session"]
+
+
+@dataclass
+class Session:
+    """A stored conversation open for writing. Close it (or use ``with``) to let another process have it."""
+
+    store: Store
+    info: SessionInfo
+    context: Context
+    interrupted: list[ToolUseBlock] = field(default_factory=list)
+    """Tool calls a crash left without a result; each now has an "interrupted, not run" result."""
+    lost_calls: int = 0
+    """Calls that were in flight when the previous process stopped: billed, usage unknown."""
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @staticmethod
+    def start(
+        store: Store,
+        *,
+        workspace: str | None = None,
+        tools: Iterable[ToolSpec] = (),
+        system: str | None = None,
+        pins: Iterable[str] = (),
+        config: ContextConfig | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """A new session, open for writing."""
+        info = store.create(workspace=workspace)
+        return Session._open(store, info, tools, system, pins, config, settings, force=False)
+
+    @staticmethod
+    def resume(
+        store: Store,
+        id_or_prefix: str,
+        *,
+        tools: Iterable[ToolSpec] = (),
+        system: str | None = None,
+        pins: Iterable[str] = (),
+        config: ContextConfig | None = None,
+        settings: Mapping[str, Any] | None = None,
+        force: bool = False,
+    ) -> Session:
+        """An existing session; what is given here overrides what it holds, recorded as changes."""
+        info = store.get(id_or_prefix)
+        return Session._open(store, info, tools, system, pins, config, settings, force=force)
+
+    @staticmethod
+    def latest(store: Store, workspace: str) -> SessionInfo | None:
+        """The most recently updated session of a workspace, if any."""
+        found = store.sessions(workspace=workspace, limit=1)
+        return found[0] if found else None
+
+    @staticmethod
+    def fork(store: Store, id_or_prefix: str, at: int | None = None) -> SessionInfo:
+        """A new session sharing the entries of another up to seq ``at`` (default: all of them)."""
+        source = store.get(id_or_prefix)
+        return store.create(workspace=source.workspace, parent=(source.id, source.head if at is None else at))
+
+    @staticmethod
+    def _open(
+        store: Store,
+        info: SessionInfo,
+        tools: Iterable[ToolSpec],
+        system: str | None,
+        pins: Iterable[str],
+        config: ContextConfig | None,
+        settings: Mapping[str, Any] | None,
+        *,
+        force: bool,
+    ) -> Session:
+        store.acquire(info.id, force=force)
+        try:
+            entries = store.entries(info.id)
+            log = StoredLog(store, info.id, entries)
+            context = Context(system, tools, pins=pins, config=config, log=log)
+            session = Session(store, info, context)
+            session._close_what_a_crash_left()
+            if settings:
+                context.configure(**settings)
+        except BaseException:
+            store.release(info.id)
+            raise
+        return session
+
+    def _close_what_a_crash_left(self) -> None:
+        state = self.context.state
+        lost = sorted(state.open_calls)
+        if lost:
+            self.context.append(
+                [
+                    new_entry("call_failed", call=seq, error="the process stopped before the reply arrived")
+                    for seq in lost
+                ]
+            )
+        self.lost_calls = len(lost)
+        self.interrupted = self.context.close_interrupted()
+
+    def refresh(self) -> SessionInfo:
+        self.info = self.store.get(self.info.id)
+        return self.info
+
+    def close(self) -> None:
+        self.store.release(self.info.id)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
