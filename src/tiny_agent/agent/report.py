@@ -7,12 +7,13 @@ as "?" rather than 0: a provider that does not report cache writes has not writt
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from tiny_agent.agent.loop import CompactionEvent, CompactionFailedEvent, Event, ToolEvent, TurnEvent
 from tiny_agent.context.tokens import TokenLedger
 from tiny_agent.types import RetryNotice, TextDelta, Usage
 
-__all__ = ["format_event", "format_totals", "format_usage"]
+__all__ = ["cache_savings", "format_cost", "format_event", "format_totals", "format_usage"]
 
 
 def _n(value: int | None) -> str:
@@ -64,3 +65,35 @@ def format_totals(ledger: TokenLedger) -> str:
     return (
         f"[total · {len(ledger.calls)} calls · {format_usage(total)} · {_cost(ledger.total_cost_usd)}{unpriced}{hit}]"
     )
+
+
+def cache_savings(ledger: TokenLedger, price: Callable[[Usage], float | None]) -> float | None:
+    """Dollars the prompt cache saved: each call priced as if nothing were cached, minus its real cost."""
+    saved = 0.0
+    known = False
+    for call in ledger.calls:
+        usage = call.usage
+        if call.cost_usd is None or usage.input_tokens is None:
+            continue
+        uncached = price(Usage(usage.input_tokens, usage.output_tokens, 0, 0))
+        if uncached is not None:
+            saved += uncached - call.cost_usd
+            known = True
+    return saved if known else None
+
+
+def format_cost(ledger: TokenLedger, price: Callable[[Usage], float | None]) -> list[str]:
+    """The session's totals for ``/cost``: tokens by class, dollars, and what caching saved."""
+    total = ledger.total
+    turns = sum(1 for c in ledger.calls if c.purpose == "turn")
+    saved = cache_savings(ledger, price)
+    ratio = ledger.cache_hit_ratio
+    return [
+        f"calls      {len(ledger.calls)} ({turns} turns, {len(ledger.calls) - turns} summaries)",
+        f"input      {_n(total.input_tokens)} tokens, of which cache read {_n(total.cache_read_tokens)}, "
+        f"cache write {_n(total.cache_write_tokens)}, uncached {_n(total.uncached_input_tokens)}",
+        f"output     {_n(total.output_tokens)} tokens",
+        f"cost       {_cost(ledger.total_cost_usd)}"
+        + (f" ({ledger.unpriced_calls} calls unpriced)" if ledger.unpriced_calls else ""),
+        f"cache      {'?' if ratio is None else f'{ratio:.0%}'} of input read from the cache; saved {_cost(saved)}",
+    ]

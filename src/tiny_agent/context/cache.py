@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tiny_agent.types import CachePlan, Message, Prompt
 
-__all__ = ["fingerprint", "plan_cache"]
+__all__ = ["fingerprint", "plan_cache", "shared_layers"]
 
 
 def plan_cache(messages: Sequence[Message]) -> CachePlan:
@@ -62,3 +62,23 @@ def fingerprint(prompt: Prompt) -> dict[str, Any]:
         "pins": _digest(pins),
         "messages": chain,
     }
+
+
+def shared_layers(previous: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[list[str], int]:
+    """Which prefix layers two fingerprints share, in cache order, and how many messages.
+
+    The cache reads a prefix, so the walk stops at the first layer that differs: if the system
+    prompt changed, nothing after it (pins, messages) can be read, even if it is identical.
+    """
+    shared: list[str] = []
+    for layer in ("tools", "system", "pins"):
+        if previous.get(layer) != current.get(layer):
+            return shared, 0
+        shared.append(layer)
+    before, now = list(previous.get("messages") or ()), list(current.get("messages") or ())
+    count = 0
+    for a, b in zip(before, now, strict=False):
+        if a != b:
+            break
+        count += 1
+    return shared, count

@@ -92,16 +92,16 @@ class Context:
     def __init__(
         self,
         system: str | None = None,
-        tools: Iterable[ToolSpec] = (),
+        tools: Iterable[ToolSpec] | None = None,
         messages: Iterable[Message] = (),
         *,
         pins: Iterable[str] = (),
         config: ContextConfig | None = None,
         log: Log | None = None,
     ) -> None:
-        self.tools: tuple[ToolSpec, ...] = tuple(tools)
         self._log: Log = log if log is not None else MemoryLog()
         self._state = State.of(self._log.entries)
+        self._tools = tuple(_spec_of(t) for t in self._state.settings.get("tools") or ())
         self._failed_at: int | None = None
         """Context size when the last summary call failed; the next try waits for growth."""
         fresh = not self._state.settings
@@ -110,6 +110,8 @@ class Context:
             settings["system"] = system or ""
         if config is not None or fresh:
             settings.update((config or ContextConfig()).settings())
+        if tools is not None or fresh:
+            settings["tools"] = [_spec_dict(t) for t in tools or ()]
         self.configure(**settings)
         for pin in pins:
             self.pin(pin)
@@ -153,6 +155,15 @@ class Context:
         return list(self._state.pins)
 
     @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        """The tools the model is told about, in order (part of the cached prefix); kept in the log."""
+        return self._tools
+
+    @tools.setter
+    def tools(self, specs: Iterable[ToolSpec]) -> None:
+        self.configure(tools=[_spec_dict(t) for t in specs])
+
+    @property
     def system(self) -> str:
         return str(self._state.settings.get("system", ""))
 
@@ -177,6 +188,8 @@ class Context:
         merged = {**self._state.settings, **changed}
         ContextConfig(**{k: v for k, v in merged.items() if k in _CONFIG_KEYS})  # raises ConfigError
         self.append([new_entry("config", settings=changed)])
+        if "tools" in changed:
+            self._tools = tuple(_spec_of(t) for t in merged["tools"])
 
     def add(self, message: Message) -> None:
         """Append a message. Blank text blocks are dropped (no API accepts them); a reply left with
@@ -431,6 +444,7 @@ class Context:
                 new_entry(
                     "compaction",
                     cut=state.starts[base + cut],
+                    messages=base + cut,
                     summary=prose,
                     record=record,
                     tokens_before=before,
@@ -496,6 +510,14 @@ class Context:
 
 
 _MISSING = object()
+
+
+def _spec_dict(spec: ToolSpec) -> dict[str, Any]:
+    return {"name": spec.name, "description": spec.description, "input_schema": dict(spec.input_schema)}
+
+
+def _spec_of(data: Mapping[str, Any]) -> ToolSpec:
+    return ToolSpec(str(data["name"]), str(data.get("description", "")), dict(data.get("input_schema") or {}))
 
 
 def _check(provider: Provider, body: dict[str, Any]) -> list[str]:

@@ -117,7 +117,7 @@ class State:
                 self.pins.remove(body["remove"])
         elif kind == "config":
             changed = dict(body.get("settings") or {})
-            if "system" in changed and changed["system"] != self.settings.get("system"):
+            if any(k in changed and changed[k] != self.settings.get(k) for k in ("system", "tools")):
                 self.epoch += 1
             self.settings.update(changed)
         if kind in PREFIX_KINDS:

@@ -1,0 +1,250 @@
+"""The ``tiny-agent`` command: parse flags, wire the library together, print. No logic of its own.
+
+    tiny-agent "read README.md then tell me what it is about"     (the default command: run)
+    tiny-agent chat | sessions ... | local start|stop|status | lint FILE.json
+
+A user's mistake is one line that says what to fix (exit 2), never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import sys
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import click
+from click_default_group import DefaultGroup
+
+from tiny_agent.agent.loop import RunResult
+from tiny_agent.cli.options import agent_options
+from tiny_agent.cli.printer import Printer
+from tiny_agent.cli.runtime import Runtime, open_runtime
+from tiny_agent.errors import ConfigError, StoreError, TinyAgentError
+
+__all__ = ["EXIT_CODES", "app", "main"]
+
+EXIT_CODES = {
+    "done": 0,
+    "provider_error": 1,
+    "illegal_request": 1,
+    "step_limit": 3,
+    "repeating": 3,
+    "max_tokens": 4,
+    "budget": 5,
+    "refused": 6,
+    "empty": 6,
+    "interrupted": 130,
+}
+
+EPILOG = """\b
+Environment:
+  ANTHROPIC_API_KEY, OPENAI_API_KEY, DEEPSEEK_API_KEY, MOONSHOT_API_KEY
+                      choose the provider when --provider is not given (in this order);
+                      none set: the embedded local model
+  OPENAI_BASE_URL, ANTHROPIC_BASE_URL   another endpoint for that provider
+  TINY_AGENT_STORE    the session store file (like --store)
+  TINY_AGENT_MODEL    the local model's .gguf file
+  TINY_AGENT_LLAMA_SERVER   the llama-server binary of the local provider
+
+\b
+Exit codes:
+  0 done · 1 provider or protocol failure · 2 usage or configuration error (bad flag, key,
+  store) · 3 step limit, or the model repeating a failing call · 4 reply cut at the output
+  limit · 5 budget spent · 6 no answer (empty reply or refusal) · 130 interrupted
+"""
+
+
+def _version() -> str:
+    try:
+        return version("tiny-agent")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _app() -> None:
+    """An agent whose heart is a context engine. Per-turn token, cache and cost lines go to stderr.
+
+    Without a command, runs TASK (see: tiny-agent run --help). With no task on a terminal, opens a chat.
+    """
+
+
+app: click.Group = click.group(  # type: ignore[no-untyped-call]
+    cls=DefaultGroup,
+    default="run",
+    default_if_no_args=True,
+    epilog=EPILOG,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)(click.version_option(_version(), "--version", prog_name="tiny-agent", message="%(prog)s %(version)s")(_app))
+
+
+@app.command("run", epilog=EPILOG, context_settings={"max_content_width": 100})
+@click.argument("task", nargs=-1)
+@agent_options
+@click.pass_context
+def run_command(ctx: click.Context, /, task: tuple[str, ...], **opts: Any) -> int:
+    """Run TASK in the workspace until the model answers. TASK "-" (or none, with input piped in)
+    reads the task from stdin; with both, the piped text is added below the task as context."""
+    text = _task(task)
+    if text is None:
+        if _stdin_is_terminal() and not opts["as_json"]:
+            from tiny_agent.cli.chat import chat_loop
+
+            return chat_loop(ctx, opts)
+        raise click.UsageError("no task: say what the agent should do, or pipe it in")
+    if not text.strip():
+        raise click.UsageError("the task is empty: say what the agent should do")
+    printer = _printer(opts)
+    runtime = open_runtime(ctx, opts, printer)
+    try:
+        _header(printer, runtime)
+        result = runtime.agent.run(text)
+        return _finish(printer, runtime, result, opts)
+    finally:
+        runtime.close()
+
+
+def _printer(opts: dict[str, Any]) -> Printer:
+    stream = not opts["no_stream"] and not opts["as_json"] and sys.stdout.isatty()
+    return Printer(quiet=opts["quiet"] or opts["as_json"], verbose=opts["verbose"], stream=stream)
+
+
+def _header(printer: Printer, runtime: Runtime) -> None:
+    provider = runtime.provider
+    where = f" · {provider.base_url}" if hasattr(provider, "base_url") and provider.name == "local" else ""
+    session = f" · session {runtime.session.id[:12]}" if runtime.session else ""
+    printer.info(f"[{provider.name} · {provider.model}{where} · workspace {runtime.workspace.root}{session}]")
+    for note in runtime.notes:
+        printer.line(f"tiny-agent: {note}")
+
+
+def _finish(printer: Printer, runtime: Runtime, result: RunResult, opts: dict[str, Any]) -> int:
+    ledger = runtime.context.ledger
+    code = EXIT_CODES[result.stop]
+    if result.stop == "interrupted" and _TERMINATED:
+        code = 128 + signal.SIGTERM
+    if isinstance(result.error, ConfigError):
+        code = 2  # a wrong key is the user's to fix, like a bad flag
+    printer.totals(ledger)
+    if opts["as_json"]:
+        total = ledger.total
+        payload = {
+            "answer": result.answer,
+            "stop": result.stop,
+            "message": result.message,
+            "exit_code": code,
+            "steps": result.steps,
+            "session": runtime.session.id if runtime.session else None,
+            "tokens": {
+                "input": total.input_tokens,
+                "output": total.output_tokens,
+                "cache_read": total.cache_read_tokens,
+                "cache_write": total.cache_write_tokens,
+            },
+            "cost_usd": ledger.total_cost_usd,
+            "calls": len(ledger.calls),
+        }
+        print(json.dumps(payload, ensure_ascii=False))
+    else:
+        printer.answer(result.answer)
+    if result.stop != "done":
+        printer.line(f"tiny-agent: {result.message}")
+    if runtime.session is not None and not opts["as_json"]:
+        sid = runtime.session.id[:12]
+        if result.stop == "budget" and runtime.agent.budget is not None:
+            more = f"{runtime.agent.budget.usd * 2:.2f}"
+            printer.line(f'resume with a higher budget: tiny-agent --resume {sid} --budget-usd {more} "continue"')
+        else:
+            printer.info(f'session {sid} · continue with: tiny-agent --resume {sid} "..."')
+    return code
+
+
+def _task(words: tuple[str, ...]) -> str | None:
+    """The task from the arguments, stdin, or both; None when there is none at all."""
+    task = " ".join(words).strip() if words else None
+    piped = _piped_stdin()
+    if task == "-":
+        return sys.stdin.read() if piped else ""
+    if piped:
+        extra = sys.stdin.read()
+        if task is None:
+            return extra
+        if extra.strip():
+            return f"{task}\n\n<stdin>\n{extra.rstrip()}\n</stdin>"
+    return task
+
+
+def _piped_stdin() -> bool:
+    """True for a pipe or a redirected file; never for a terminal, /dev/null or a closed stdin,
+    so a script that starts tiny-agent without input does not hang waiting for it."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (AttributeError, OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, delivered like Ctrl-C so the run ends cleanly (totals printed, session closed, server stopped)."""
+
+
+_TERMINATED: list[int] = []
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    _TERMINATED.append(signum)
+    raise _Terminated()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The console entry point; returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        result = app.main(args, prog_name="tiny-agent", standalone_mode=False)
+    except click.exceptions.Exit as done:
+        return int(done.exit_code)
+    except click.UsageError as exc:
+        hint = f" (see: {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+        print(f"tiny-agent: {exc.format_message()}{hint}", file=sys.stderr)
+        return 2
+    except click.ClickException as exc:
+        print(f"tiny-agent: {exc.format_message()}", file=sys.stderr)
+        return exc.exit_code
+    except _Terminated:
+        print("tiny-agent: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        print("tiny-agent: interrupted", file=sys.stderr)
+        return 130
+    except TinyAgentError as exc:
+        from tiny_agent.redaction import redact
+
+        print(f"tiny-agent: {redact(str(exc))}", file=sys.stderr)
+        return 2 if isinstance(exc, ConfigError | StoreError) else 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return int(result or 0)
+
+
+def _register_commands() -> None:
+    from tiny_agent.cli import chat, local, sessions
+
+    app.add_command(chat.chat_command)
+    app.add_command(sessions.sessions_group)
+    app.add_command(local.local_group)
+
+
+_register_commands()

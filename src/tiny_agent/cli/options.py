@@ -1,0 +1,208 @@
+"""The flags ``run`` and ``chat`` share, with parsers that say exactly what to fix.
+
+Defaults are read from the config classes (``AgentConfig``, ``ContextConfig``), never repeated
+here. Flags that shape a session (provider, model, workspace, rules, thresholds) are recorded in
+it: on a resume, a flag not given keeps the session's value, a flag given overrides it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from tiny_agent.agent.loop import AgentConfig
+from tiny_agent.context.engine import ContextConfig
+from tiny_agent.providers.registry import PROVIDER_NAMES
+
+__all__ = ["SESSION_SETTINGS", "CompactAt", "NonNegative", "Positive", "agent_options", "given"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+SESSION_SETTINGS = (
+    "provider",
+    "model",
+    "base_url",
+    "max_tokens",
+    "workspace",
+    "protect",
+    "allow_read",
+    "default_protect",
+    "max_output_chars",
+    "cache_ttl",
+)
+"""CLI flags stored in the session's settings; the context's own (system, thresholds) are stored by the engine."""
+
+
+class CompactAt(click.ParamType[float]):
+    name = "X"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"expected a fraction like 0.8 or a token count like 12000, not {value!r}", param, ctx)
+        if not math.isfinite(number) or number <= 0 or (number > 1 and not number.is_integer()):
+            self.fail(
+                f"{value!r}: give a fraction of the window in (0, 1] like 0.8, or a whole token count like 12000",
+                param,
+                ctx,
+            )
+        return number
+
+
+class Positive(click.ParamType[float]):
+    """A number above zero: ``Positive(int)`` for counts, ``Positive(float)`` for seconds and dollars."""
+
+    def __init__(self, kind: type[int] | type[float], unit: str = "") -> None:
+        self.kind = kind
+        self.unit = unit
+        self.name = "N" if kind is int else "X"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | float:
+        if isinstance(value, self.kind) and not isinstance(value, bool):
+            number: int | float = value
+        else:
+            try:
+                number = self.kind(str(value).strip())
+            except ValueError:
+                what = "a whole number" if self.kind is int else "a number"
+                self.fail(f"expected {what}{self.unit}, not {value!r}", param, ctx)
+        if self.kind is int and number < 1:
+            self.fail(f"must be at least 1, not {value}", param, ctx)
+        if not math.isfinite(number) or number <= 0:
+            self.fail(f"must be more than 0{self.unit}, not {value}", param, ctx)
+        return number
+
+
+class NonNegative(click.ParamType[int]):
+    name = "N"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        try:
+            number = int(str(value).strip())
+        except ValueError:
+            self.fail(f"expected a whole number, not {value!r}", param, ctx)
+        if number < 0:
+            self.fail(f"must be 0 or more, not {number}", param, ctx)
+        return number
+
+
+def given(ctx: click.Context, name: str) -> bool:
+    """Whether the user gave this flag (on the command line or from the environment)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
+def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    def apply(f: F) -> F:
+        for decorator in reversed(decorators):
+            f = decorator(f)
+        return f
+
+    return apply
+
+
+_agent = AgentConfig()
+_context = ContextConfig()
+
+agent_options = _stack(
+    # provider
+    click.option(
+        "--provider",
+        type=click.Choice(PROVIDER_NAMES, case_sensitive=False),
+        help="Default: from the environment's API keys, else the local model.",
+    ),
+    click.option("--model", help="Model id, or a .gguf file for the local provider. Default: the provider's."),
+    click.option("--base-url", help="API base URL, e.g. a llama.cpp server's http://127.0.0.1:8080/v1."),
+    click.option("--max-tokens", type=Positive(int), help="Cap on output tokens per call."),
+    click.option(
+        "--timeout",
+        type=Positive(float, " seconds"),
+        help="Seconds to wait for a reply to start, per attempt (default 60; 600 for the local model).",
+    ),
+    click.option(
+        "--max-retries", type=NonNegative(), help="Retries of a call that failed in a way a retry can fix (default 4)."
+    ),
+    click.option(
+        "--cache-ttl",
+        type=click.Choice(["5m", "1h"]),
+        help="Anthropic prompt-cache lifetime; 1h writes cost 2x instead of 1.25x.",
+    ),
+    # workspace and rules
+    click.option(
+        "--workspace",
+        type=click.Path(file_okay=False),
+        help="Folder the tools are confined to (default: the current folder).",
+    ),
+    click.option("--protect", multiple=True, metavar="GLOB", help="write_file refuses these paths (repeatable)."),
+    click.option(
+        "--allow-read",
+        multiple=True,
+        metavar="GLOB",
+        help="read_file may read these secret-looking files (repeatable).",
+    ),
+    click.option(
+        "--allow-write-defaults",
+        "default_protect",
+        flag_value=False,
+        default=None,
+        help="Let write_file change what is protected by default (.git/ hooks and config, ...).",
+    ),
+    click.option(
+        "--max-output-chars",
+        type=Positive(int),
+        help="Cut tool output beyond this (default 20000, less for small windows).",
+    ),
+    # the conversation
+    click.option("--pin", multiple=True, metavar="TEXT", help="A constraint kept in every request (repeatable)."),
+    click.option(
+        "--system",
+        metavar="TEXT|@FILE",
+        help="Replace the system prompt (keep it identical between runs: it is cached).",
+    ),
+    click.option("--append-system", metavar="TEXT|@FILE", help="Add to the system prompt."),
+    click.option(
+        "--max-steps",
+        type=Positive(int),
+        default=_agent.max_steps,
+        show_default=True,
+        help="Model calls before a run stops.",
+    ),
+    click.option(
+        "--compact-at",
+        type=CompactAt(),
+        help=f"Compact past a fraction of the window or a token count (default {_context.compact_at}).",
+    ),
+    click.option(
+        "--keep-turns",
+        type=Positive(int),
+        help=f"Newest turns kept verbatim on compaction (default {_context.keep_turns}).",
+    ),
+    click.option("--context-window", type=Positive(int), help="Override the model's context window (tokens)."),
+    click.option(
+        "--budget-usd",
+        type=Positive(float, " dollars"),
+        help="Stop cleanly once 90% of this is spent (the session's total).",
+    ),
+    # the session
+    click.option(
+        "--store",
+        type=click.Path(dir_okay=False),
+        envvar="TINY_AGENT_STORE",
+        help="Session store file (default: in the user data folder).",
+    ),
+    click.option("-c", "--continue", "continue_", is_flag=True, help="Continue the newest session of this workspace."),
+    click.option("--resume", metavar="ID", help="Continue a session (a unique prefix of its id is enough)."),
+    click.option("--force", is_flag=True, help="Take over a session another tiny-agent process holds open."),
+    click.option("--no-session", is_flag=True, help="Keep nothing on disk: this run is not stored."),
+    # output
+    click.option("-q", "--quiet", is_flag=True, help="Print only the answer."),
+    click.option("-v", "--verbose", is_flag=True, help="Debug logging to stderr."),
+    click.option(
+        "--json", "as_json", is_flag=True, help="Print one JSON object: answer, stop reason, steps, tokens, cost."
+    ),
+    click.option("--no-stream", is_flag=True, help="Print the answer when it is complete instead of as it arrives."),
+)

@@ -1,0 +1,95 @@
+"""Everything the CLI prints: streamed text on stdout, one line per event on stderr, the totals.
+
+The answer goes to stdout (streamed as it arrives on a terminal, printed whole otherwise); what the
+engine did goes to stderr, so ``tiny-agent "..." > answer.txt`` keeps only the answer. Every line
+passes through ``redact``: a key that a server echoed back never reaches the screen.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TextIO
+
+from rich.console import Console
+from rich.logging import RichHandler
+
+from tiny_agent.agent.loop import Event
+from tiny_agent.agent.report import format_event, format_totals
+from tiny_agent.context.tokens import TokenLedger
+from tiny_agent.redaction import redact
+from tiny_agent.types import TextDelta
+
+__all__ = ["Printer", "safe_text"]
+
+
+def safe_text(text: str) -> str:
+    """Text any terminal encoding can take: lone surrogates and the like become U+FFFD."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+class _Redact(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = redact(record.getMessage())
+        record.args = ()
+        return True
+
+
+class Printer:
+    """Prints a run for a person (or, with ``quiet``, only its answer)."""
+
+    def __init__(
+        self, *, quiet: bool = False, verbose: bool = False, stream: bool = False, out: TextIO | None = None
+    ) -> None:
+        self.quiet = quiet
+        self.stream = stream
+        """Whether answer text is printed as it arrives (then ``answer`` does not print it again)."""
+        self.out = out or sys.stdout
+        self.err = Console(stderr=True, highlight=False, soft_wrap=True)
+        self._open_line = False
+        self.streamed = ""
+        handler = RichHandler(console=self.err, show_path=False)
+        handler.addFilter(_Redact())
+        logging.basicConfig(
+            level=logging.DEBUG if verbose else logging.WARNING, format="%(message)s", handlers=[handler], force=True
+        )
+
+    def line(self, text: str) -> None:
+        """One line on stderr (even in quiet mode: for errors and the session line)."""
+        self._close_stream_line()
+        self.err.print(safe_text(redact(text)), markup=False)
+
+    def info(self, text: str) -> None:
+        """A line on stderr that quiet mode leaves out."""
+        if not self.quiet:
+            self.line(text)
+
+    def event(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            if self.stream:
+                self.out.write(safe_text(event.text))
+                self.out.flush()
+                self._open_line = not event.text.endswith("\n")
+                self.streamed += event.text
+            return
+        if self.stream:
+            self.streamed = ""  # text of a turn that went on to call tools is not the answer
+        self.info(format_event(event))
+
+    def answer(self, text: str) -> None:
+        """The final answer on stdout, unless it was already streamed."""
+        if self.stream and self.streamed and text.strip() == self.streamed.strip():
+            self._close_stream_line()
+            return
+        self._close_stream_line()
+        if text:
+            print(safe_text(redact(text)), file=self.out, flush=True)
+
+    def totals(self, ledger: TokenLedger) -> None:
+        self.info(format_totals(ledger))
+
+    def _close_stream_line(self) -> None:
+        if self._open_line:
+            self.out.write("\n")
+            self.out.flush()
+            self._open_line = False

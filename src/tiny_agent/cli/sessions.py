@@ -1,0 +1,159 @@
+"""``tiny-agent sessions list | show ID | export ID | fork ID | rm ID``, each with ``--json`` for scripts."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tiny_agent.agent.history import history_lines
+from tiny_agent.cli.options import NonNegative, Positive
+from tiny_agent.context.export import export_lines
+from tiny_agent.context.session import Session
+from tiny_agent.errors import ConfigError
+from tiny_agent.store.base import SessionInfo
+from tiny_agent.store.sqlite import SQLiteStore
+
+__all__ = ["sessions_group"]
+
+store_option = click.option(
+    "--store", type=click.Path(dir_okay=False), envvar="TINY_AGENT_STORE", help="Session store file."
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+
+
+@click.group("sessions")
+def sessions_group() -> None:
+    """Stored conversations: list, show, export, fork, remove."""
+
+
+def _when(timestamp: float) -> str:
+    return datetime.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
+
+
+def _row(info: SessionInfo) -> str:
+    cost = "$?" if info.cost_usd is None else f"${info.cost_usd:.4f}"
+    fork = f" (fork of {info.parent_id[:12]} at #{info.fork_seq})" if info.parent_id else ""
+    return f"{info.id[:12]}  {_when(info.updated_at)}  {info.calls:>4} calls  {cost:>9}  {info.title[:60]}{fork}"
+
+
+@sessions_group.command("list")
+@click.option("--workspace", type=click.Path(file_okay=False), help="Only sessions of this folder.")
+@click.option("--limit", type=Positive(int), default=20, show_default=True)
+@store_option
+@json_option
+def list_command(workspace: str | None, limit: int, store: str | None, as_json: bool) -> int:
+    """The newest sessions first."""
+    folder = str(Path(workspace).resolve()) if workspace else None
+    with SQLiteStore(store) as opened:
+        found = opened.sessions(workspace=folder, limit=limit)
+    if as_json:
+        click.echo(json.dumps([i.to_dict() for i in found], ensure_ascii=False))
+    elif not found:
+        click.echo("no sessions yet", err=True)
+    else:
+        for info in found:
+            click.echo(_row(info))
+    return 0
+
+
+@sessions_group.command("show")
+@click.argument("session_id", metavar="ID")
+@store_option
+@json_option
+def show_command(session_id: str, store: str | None, as_json: bool) -> int:
+    """The turns of a session with their per-turn lines and compactions."""
+    with SQLiteStore(store) as opened:
+        info = opened.get(session_id)
+        entries = opened.entries(info.id)
+    if as_json:
+        rows = [{"seq": e.seq, "id": e.id, "kind": e.kind, "at": e.at, "body": e.body} for e in entries]
+        click.echo(json.dumps({"session": info.to_dict(), "entries": rows}, ensure_ascii=False))
+        return 0
+    click.echo(_row(info))
+    click.echo(f"workspace {info.workspace} · {info.head + 1} entries")
+    for line in history_lines(entries):
+        click.echo(line)
+    return 0
+
+
+@sessions_group.command("export")
+@click.argument("session_id", metavar="ID")
+@click.option(
+    "--format", "fmt", type=click.Choice(["jsonl", "anthropic", "openai"]), default="jsonl", show_default=True
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file (0600) instead of stdout.")
+@store_option
+def export_command(session_id: str, fmt: str, output: str | None, store: str | None) -> int:
+    """The whole session: JSON lines of entries, or one request body of either wire format."""
+    with SQLiteStore(store) as opened:
+        info = opened.get(session_id)
+        entries = opened.entries(info.id)
+    lines = export_lines(info, entries, fmt)  # type: ignore[arg-type]
+    if output is None:
+        for line in lines:
+            sys.stdout.write(line + "\n")
+        return 0
+    _write_private(Path(output), lines)
+    click.echo(f"wrote {output}", err=True)
+    return 0
+
+
+def _write_private(path: Path, lines: Iterator[str]) -> None:
+    """Temp file in the same folder, 0600, fsync, rename: never a half-written export."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent or Path("."), prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for line in lines:
+                f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@sessions_group.command("fork")
+@click.argument("session_id", metavar="ID")
+@click.option("--at", type=NonNegative(), help="Share entries up to this #seq (default: all).")
+@store_option
+@json_option
+def fork_command(session_id: str, at: int | None, store: str | None, as_json: bool) -> int:
+    """A new session that shares this one's entries (up to --at), to go another way from there."""
+    with SQLiteStore(store) as opened:
+        info = Session.fork(opened, session_id, at)
+    if as_json:
+        click.echo(json.dumps(info.to_dict(), ensure_ascii=False))
+    else:
+        click.echo(
+            f"forked {info.parent_id[:12] if info.parent_id else ''} at #{info.fork_seq}: session {info.id[:12]}"
+        )
+        click.echo(f'continue with: tiny-agent --resume {info.id[:12]} "..."')
+    return 0
+
+
+@sessions_group.command("rm")
+@click.argument("session_id", metavar="ID")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask.")
+@store_option
+@json_option
+def rm_command(session_id: str, yes: bool, store: str | None, as_json: bool) -> int:
+    """Remove a session for good (its forks keep their history)."""
+    with SQLiteStore(store) as opened:
+        info = opened.get(session_id)
+        if not yes:
+            if not sys.stdin.isatty():
+                raise ConfigError("rm asks before removing; pass --yes to remove without asking")
+            click.confirm(f"remove session {info.id[:12]} ({info.title[:40]!r}, {info.calls} calls)?", abort=True)
+        opened.delete(info.id)
+    result: dict[str, Any] = {"removed": info.id}
+    click.echo(json.dumps(result) if as_json else f"removed {info.id[:12]}")
+    return 0
