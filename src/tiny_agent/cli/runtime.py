@@ -102,10 +102,14 @@ def _open(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, stac
     if given(click_ctx, "workspace") or "workspace" not in settings:
         settings["workspace"] = cwd_workspace
 
+    workspace = _workspace(settings)  # before the provider: a wrong folder is found before a server starts
     provider = _provider(settings, opts)
     if isinstance(provider, LocalProvider):
         stack.enter_context(provider)
-    workspace = _workspace(settings, provider, opts)
+    window = opts.get("context_window") or provider.context_window()
+    if window and not settings.get("max_output_chars"):
+        # One tool result may take about a quarter of a small window (~3 characters a token).
+        workspace.max_output_chars = min(workspace.max_output_chars, window * 3 // 4)
     toolbox = Toolbox(workspace.tools())
     system = _system(opts, stored.get("system"), printer)
     config = _context_config(opts, session)
@@ -190,7 +194,7 @@ def _without_credentials(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def _workspace(settings: dict[str, Any], provider: Provider, opts: dict[str, Any]) -> Workspace:
+def _workspace(settings: dict[str, Any]) -> Workspace:
     kwargs: dict[str, Any] = {"protect": tuple(settings.get("protect") or ())}
     if settings.get("allow_read"):
         kwargs["allow_read"] = tuple(settings["allow_read"])
@@ -198,10 +202,6 @@ def _workspace(settings: dict[str, Any], provider: Provider, opts: dict[str, Any
         kwargs["default_protect"] = False
     max_chars = settings.get("max_output_chars")
     workspace = Workspace(settings["workspace"], max_output_chars=max_chars or 20_000, **kwargs)
-    window = opts.get("context_window") or provider.context_window()
-    if window and not max_chars:
-        # One tool result may take about a quarter of a small window (~3 characters a token).
-        workspace.max_output_chars = min(workspace.max_output_chars, window * 3 // 4)
     for key in ("protect", "allow_read"):
         settings[key] = list(settings.get(key) or [])
     return workspace
