@@ -1,0 +1,341 @@
+"""A billing simulator for prompt caching, written from the providers' published rules.
+
+Feed it the request bodies of one conversation on one wire, each with the time it was sent and the
+output it produced; it answers, per request, how many input tokens were billed uncached, read from
+the cache and written to it, and what that cost. It is the instrument that prices the same task
+under different context policies, so every policy is counted the same way.
+
+Anthropic (explicit breakpoints), per request, prefix order tools -> system -> messages:
+- a cache entry is the hash of the prefix up to and including a block marked ``cache_control``
+  (the markers themselves are not part of the hash); a top-level ``cache_control`` marks the last block;
+- a read walks back from each breakpoint, the breakpoint itself first, at most 20 blocks, for an
+  entry an earlier request wrote and that is still alive; the longest such prefix is read;
+- every breakpoint past the read whose prefix reaches the model's minimum is written; below the
+  minimum nothing is written or read; the write is billed 1.25x (2x up to the last ``ttl: "1h"``
+  breakpoint), the read 0.1x, the rest 1x;
+- an entry lives 5 minutes (1 hour with ``ttl: "1h"``) from its last write or read;
+- ``model`` seeds the prefix; ``tool_choice`` and ``thinking`` sit between system and messages,
+  so changing them invalidates the messages only, as the docs' invalidation table says.
+- More than 4 breakpoints, or a 1h breakpoint after a 5m one, is a 400: ``SimulationError``.
+
+OpenAI-style automatic caching: every request whose prompt reaches the minimum (1,024) is cached
+whole; a later request reads the longest prefix it shares with a live earlier one, rounded down to
+a multiple of 128 tokens, at the model's cached-input price, with no write charge. Entries live 5
+minutes from their last use (the lower bound of the published "5 to 10 minutes").
+
+The estimator: a block costs ceil(len(canonical JSON) / 4) tokens, where the canonical JSON is the
+block without ``cache_control``, keys sorted, no spaces. It is not any provider's tokenizer; it is
+deterministic and the same for every policy, so ratios between policies are fair. The unit of a
+change is one block (a tool, a system block, a message content block; a whole message on OpenAI):
+a real cache matches token by token, so a block that changes near its end reads a little more in
+reality than here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import genai_prices
+
+from tiny_agent.providers.base import Wire
+from tiny_agent.providers.cache_rules import CacheRules, Ttl, cache_rules
+from tiny_agent.types import Usage
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "GenaiPricer",
+    "PrefixBlock",
+    "Pricer",
+    "Prices",
+    "SimCall",
+    "SimulationError",
+    "Simulator",
+    "block_tokens",
+    "canonical",
+    "prefix_blocks",
+    "simulate",
+    "total",
+]
+
+CHARS_PER_TOKEN = 4
+
+
+class SimulationError(ValueError):
+    """The request would be rejected by the provider (too many breakpoints, TTLs out of order)."""
+
+
+def canonical(block: Any) -> str:
+    """The block as the cache sees it: without ``cache_control``, keys sorted, compact."""
+    if isinstance(block, Mapping):
+        block = {k: v for k, v in block.items() if k != "cache_control"}
+    return json.dumps(block, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def block_tokens(block: Any) -> int:
+    """The estimator: ceil(characters of the canonical JSON / 4), at least 1."""
+    return max(1, math.ceil(len(canonical(block)) / CHARS_PER_TOKEN))
+
+
+@dataclass(frozen=True)
+class PrefixBlock:
+    """One block of a request's prefix, in cache order."""
+
+    path: str
+    """JSON path in the body, e.g. ``messages[3].content[0]``."""
+    data: Any
+    tokens: int
+    ttl: Ttl | None
+    """The breakpoint's TTL if the block carries ``cache_control``, else None."""
+    key: str
+    """What the block contributes to the prefix hash (its role and canonical JSON)."""
+
+
+def prefix_blocks(body: Mapping[str, Any], wire: Wire) -> list[PrefixBlock]:
+    """The blocks of ``body`` in the order a prefix cache reads them: tools, system, messages."""
+    out = [_block(f"tools[{i}]", t, "tool") for i, t in enumerate(body.get("tools") or [])]
+    if wire == "anthropic":
+        system = body.get("system")
+        if isinstance(system, str):
+            out.append(_block("system", {"type": "text", "text": system}, "system"))
+        else:
+            out.extend(_block(f"system[{i}]", b, "system") for i, b in enumerate(system or []))
+        for i, msg in enumerate(body.get("messages") or []):
+            content = msg.get("content")
+            if isinstance(content, str):
+                out.append(_block(f"messages[{i}].content", {"type": "text", "text": content}, msg.get("role")))
+            else:
+                out.extend(_block(f"messages[{i}].content[{j}]", b, msg.get("role")) for j, b in enumerate(content))
+    else:
+        out.extend(_block(f"messages[{i}]", m, "message") for i, m in enumerate(body.get("messages") or []))
+    return out
+
+
+def _block(path: str, data: Any, role: Any) -> PrefixBlock:
+    mark = data.get("cache_control") if isinstance(data, Mapping) else None
+    ttl: Ttl | None = None
+    if isinstance(mark, Mapping):
+        ttl = "1h" if mark.get("ttl") == "1h" else "5m"
+    return PrefixBlock(path, data, block_tokens(data), ttl, f"{role}|{canonical(data)}")
+
+
+@dataclass(frozen=True)
+class SimCall:
+    """What one request was billed."""
+
+    at: float
+    input_tokens: int
+    """The whole prompt: uncached + read + written."""
+    cache_read: int
+    cache_write_5m: int
+    cache_write_1h: int
+    output_tokens: int
+    usd: float
+    label: str = ""
+
+    @property
+    def cache_write(self) -> int:
+        return self.cache_write_5m + self.cache_write_1h
+
+    @property
+    def uncached(self) -> int:
+        return self.input_tokens - self.cache_read - self.cache_write
+
+    def usage(self) -> Usage:
+        """As ``tiny_agent.types.Usage`` (whole prompt in ``input_tokens``), e.g. for a scripted provider."""
+        details = {"ephemeral_5m_input_tokens": self.cache_write_5m, "ephemeral_1h_input_tokens": self.cache_write_1h}
+        return Usage(self.input_tokens, self.output_tokens, self.cache_read, self.cache_write, details)
+
+
+Pricer = Callable[[SimCall], float]
+"""Dollars of one call from its token counts."""
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Explicit prices in USD per million tokens."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write_5m: float
+    cache_write_1h: float
+
+    @classmethod
+    def from_rules(cls, input: float, output: float, rules: CacheRules) -> Prices:
+        """Cache prices from the base input price and the rules' multipliers."""
+        mult = rules.write_multiplier
+        return cls(input, output, input * rules.read_multiplier, input * mult["5m"], input * mult["1h"])
+
+    def __call__(self, call: SimCall) -> float:
+        return (
+            call.uncached * self.input
+            + call.cache_read * self.cache_read
+            + call.cache_write_5m * self.cache_write_5m
+            + call.cache_write_1h * self.cache_write_1h
+            + call.output_tokens * self.output
+        ) / 1e6
+
+
+@dataclass(frozen=True)
+class GenaiPricer:
+    """Prices from the bundled genai-prices snapshot (tiers and dated prices included)."""
+
+    model: str
+    provider_id: str
+
+    def __call__(self, call: SimCall) -> float:
+        usage = genai_prices.Usage(
+            input_tokens=call.input_tokens,
+            output_tokens=call.output_tokens,
+            cache_read_tokens=call.cache_read,
+            cache_write_tokens=call.cache_write,  # genai-prices counts the 1h writes inside this total
+            cache_write_1h_tokens=call.cache_write_1h,
+        )
+        return float(genai_prices.calc_price(usage, self.model, provider_id=self.provider_id).total_price)
+
+
+@dataclass
+class _Entry:
+    expires: float
+    ttl: Ttl
+
+
+class Simulator:
+    """The cache state of one conversation on one wire; ``send`` each request in time order."""
+
+    def __init__(
+        self,
+        wire: Wire,
+        model: str,
+        *,
+        pricer: Pricer | None = None,
+        rules: CacheRules | None = None,
+        min_tokens: Mapping[str, int] | None = None,
+    ) -> None:
+        self.wire: Wire = wire
+        self.model = model
+        self.rules = rules or cache_rules(model, wire, min_tokens)
+        self.pricer = pricer or GenaiPricer(model, wire)
+        self.calls: list[SimCall] = []
+        self._entries: dict[str, _Entry] = {}
+        self._last = -math.inf
+
+    def send(self, at: float, body: Mapping[str, Any], output_tokens: int = 0, label: str = "") -> SimCall:
+        """Bill one request sent at ``at`` seconds that produced ``output_tokens``."""
+        if at < self._last:
+            raise SimulationError(f"requests must come in time order: {at} after {self._last}")
+        self._last = at
+        blocks = prefix_blocks(body, self.wire)
+        hashes, cum = self._chain(body, blocks)
+        if self.wire == "anthropic":
+            read, w5, w1 = self._anthropic(at, body, blocks, hashes, cum)
+        else:
+            read, w5, w1 = self._openai(at, hashes, cum), 0, 0
+        draft = SimCall(at, cum[-1] if cum else 0, read, w5, w1, output_tokens, 0.0, label)
+        call = dataclasses.replace(draft, usd=self.pricer(draft))
+        self.calls.append(call)
+        return call
+
+    def _chain(self, body: Mapping[str, Any], blocks: list[PrefixBlock]) -> tuple[list[str], list[int]]:
+        """Cumulative prefix hash and token count after each block."""
+        settings = ("tool_choice", "thinking") if self.wire == "anthropic" else ()
+        head = ("response_format", "parallel_tool_calls", "reasoning_effort") if self.wire == "openai" else ()
+        h = _hash("", canonical({"model": body.get("model", self.model), **{k: body.get(k) for k in head}}))
+        hashes: list[str] = []
+        cum: list[int] = []
+        tokens = 0
+        in_messages = False
+        for block in blocks:
+            if settings and block.path.startswith("messages") and not in_messages:
+                in_messages = True
+                h = _hash(h, canonical({k: body.get(k) for k in settings}))
+            h = _hash(h, block.key)
+            tokens += block.tokens
+            hashes.append(h)
+            cum.append(tokens)
+        return hashes, cum
+
+    def _alive(self, key: str, at: float) -> _Entry | None:
+        entry = self._entries.get(key)
+        return entry if entry is not None and at <= entry.expires else None
+
+    def _anthropic(
+        self, at: float, body: Mapping[str, Any], blocks: list[PrefixBlock], hashes: list[str], cum: list[int]
+    ) -> tuple[int, int, int]:
+        marks: list[tuple[int, Ttl]] = [(i, b.ttl) for i, b in enumerate(blocks) if b.ttl]
+        auto = body.get("cache_control")
+        if isinstance(auto, Mapping) and blocks:
+            marks.append((len(blocks) - 1, "1h" if auto.get("ttl") == "1h" else "5m"))
+        if len(marks) > self.rules.max_breakpoints:
+            raise SimulationError(f"{len(marks)} cache breakpoints; at most {self.rules.max_breakpoints} are allowed")
+        ttls = [t for _, t in sorted(marks)]
+        if "1h" in ttls and "5m" in ttls[: max(i for i, t in enumerate(ttls) if t == "1h")]:
+            raise SimulationError("a 1h cache breakpoint comes after a 5m one; longer TTLs must come first")
+        hit = -1
+        for mark, _ in marks:
+            for j in range(mark, max(-1, mark - self.rules.lookback_blocks), -1):
+                if self._alive(hashes[j], at):
+                    hit = max(hit, j)
+                    break
+        read = cum[hit] if hit >= 0 else 0
+        written = [(i, ttl) for i, ttl in marks if cum[i] >= self.rules.min_tokens]
+        top = max((i for i, _ in written), default=-1)
+        top_1h = max((i for i, t in written if t == "1h"), default=-1)
+        write = cum[top] - read if top > hit else 0
+        write_1h = cum[top_1h] - read if top_1h > hit else 0
+        if hit >= 0:
+            entry = self._entries[hashes[hit]]
+            entry.expires = max(entry.expires, at + self.rules.ttl_seconds[entry.ttl])
+        for i, ttl in written:
+            old = self._alive(hashes[i], at)
+            expires = at + self.rules.ttl_seconds[ttl]
+            self._entries[hashes[i]] = _Entry(max(expires, old.expires) if old else expires, ttl)
+        return read, write - write_1h, write_1h
+
+    def _openai(self, at: float, hashes: list[str], cum: list[int]) -> int:
+        ttl = self.rules.ttl_seconds["5m"]
+        shared = next((cum[i] for i in range(len(hashes) - 1, -1, -1) if self._alive(hashes[i], at)), 0)
+        read = shared // self.rules.increment * self.rules.increment if shared >= self.rules.min_tokens else 0
+        if cum and cum[-1] >= self.rules.min_tokens:
+            for h in hashes:
+                self._entries[h] = _Entry(at + ttl, "5m")
+        return read
+
+
+def _hash(previous: str, data: str) -> str:
+    return hashlib.sha256(f"{previous}\x00{data}".encode()).hexdigest()
+
+
+def simulate(
+    requests: Iterable[tuple[float, Mapping[str, Any]] | tuple[float, Mapping[str, Any], int]],
+    *,
+    wire: Wire,
+    model: str,
+    pricer: Pricer | None = None,
+    min_tokens: Mapping[str, int] | None = None,
+) -> list[SimCall]:
+    """Bill a sequence of ``(seconds, body)`` or ``(seconds, body, output_tokens)`` in time order."""
+    sim = Simulator(wire, model, pricer=pricer, min_tokens=min_tokens)
+    for request in requests:
+        sim.send(*request)
+    return sim.calls
+
+
+def total(calls: Iterable[SimCall]) -> SimCall:
+    """The sum of several calls (``at`` is the last call's time)."""
+    items = list(calls)
+    return SimCall(
+        items[-1].at if items else 0.0,
+        sum(c.input_tokens for c in items),
+        sum(c.cache_read for c in items),
+        sum(c.cache_write_5m for c in items),
+        sum(c.cache_write_1h for c in items),
+        sum(c.output_tokens for c in items),
+        sum(c.usd for c in items),
+    )
