@@ -45,7 +45,8 @@ from tiny_agent.agent.tools import Tool, Toolbox
 from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.compaction import SUMMARY_INSTRUCTIONS
 from tiny_agent.context.engine import ContextConfig
-from tiny_agent.providers.cache_sim import SimCall, Simulator, block_tokens, total
+from tiny_agent.providers.cache_sim import SimCall, Simulator, total
+from tiny_agent.providers.prefix import block_tokens
 from tiny_agent.providers.pricing import context_window_of
 from tiny_agent.testing import ScriptedProvider
 from tiny_agent.types import Message, ModelResponse, Prompt, TextBlock, ToolUseBlock

@@ -23,9 +23,9 @@ from tiny_agent.providers.cache_sim import (
     SimCall,
     SimulationError,
     Simulator,
-    block_tokens,
     simulate,
 )
+from tiny_agent.providers.prefix import block_tokens
 
 SONNET = "claude-sonnet-4-6"
 PRICES = Prices(input=3.0, output=15.0, cache_read=0.30, cache_write_5m=3.75, cache_write_1h=6.0)

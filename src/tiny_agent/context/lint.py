@@ -18,7 +18,7 @@ excerpt and how to fix it:
   A single body cannot show an unstable tool order: nothing in one request says what the last one sent.
 
 A body is clean when it has no error or warning (``info`` findings are hints).
-Token counts use the billing simulator's estimator (``providers.cache_sim.block_tokens``).
+Token counts use the billing simulator's estimator (``providers.prefix.block_tokens``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any, Literal
 from tiny_agent.context.legality import check_anthropic_body, check_openai_body
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_rules import min_cacheable_tokens
-from tiny_agent.providers.cache_sim import PrefixBlock, prefix_blocks
+from tiny_agent.providers.prefix import PrefixBlock, prefix_blocks
 
 __all__ = ["Finding", "Severity", "detect_wire", "is_clean", "lint_bodies", "lint_body", "lint_files", "load_bodies"]
 
