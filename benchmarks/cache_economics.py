@@ -19,6 +19,7 @@ import json
 import platform
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -295,12 +296,19 @@ def measure(policy: Policy) -> dict[str, Any]:
         "pins_in_every_request": run.pinned_requests == run.turn,
         "requests_with_all_pins": run.pinned_requests,
         "largest_request_tokens": max(c.input_tokens for c in calls),
+        "misses": dict(Counter(_cause(c.miss) for c in calls if c.miss)),
         "task_seconds": round(run.clock.now, 1),
         "first_seen": run.first_seen,
         "calls": [
-            [c.label, round(c.at, 1), c.input_tokens, c.cache_read, c.cache_write, c.output_tokens] for c in calls
+            [c.label, round(c.at, 1), c.input_tokens, c.cache_read, c.cache_write, c.output_tokens, c.miss]
+            for c in calls
         ],
     }
+
+
+def _cause(miss: str) -> str:
+    """A miss's cause without the block path: ``changed:messages[3].content[0]`` -> ``changed:messages``."""
+    return miss.split("[", 1)[0]
 
 
 def _tokens(call: SimCall) -> dict[str, int]:
@@ -327,6 +335,10 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{r['summary_usd']:>9.3f} {r['probes_answered']:>4}/{len(PROBES)} "
             f"{'all' if r['pins_in_every_request'] else 'LOST':>5}"
         )
+    lines.append("\nmisses by cause (requests that read less than the cache held; see SimCall.miss):")
+    for r in rows:
+        causes = ", ".join(f"{cause} {n}" for cause, n in sorted(r["misses"].items())) or "none"
+        lines.append(f"  {r['policy']:<26} {causes}")
     return "\n".join(lines)
 
 
@@ -347,7 +359,7 @@ def main() -> None:
             {"name": p.name, "kind": p.kind, "first_seen": rows[0]["first_seen"].get(p.name), "needed_at": p.turn}
             for p in PROBES
         ],
-        "calls_columns": ["label", "at_seconds", "input_tokens", "cache_read", "cache_write", "output_tokens"],
+        "calls_columns": ["label", "at_seconds", "input_tokens", "cache_read", "cache_write", "output_tokens", "miss"],
         "pins": list(PINS),
         "seconds": round(time.monotonic() - started, 1),
         "machine": f"{platform.machine()}, {platform.system()}, python {platform.python_version()}",

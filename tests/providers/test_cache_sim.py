@@ -102,6 +102,7 @@ def test_a_hit_reads_the_previous_turn_and_writes_only_what_is_new() -> None:
     # 3,000 x 0.30 + 1,000 x 3.75 + 50 x 15 = 900 + 3,750 + 750 = 5,400 per million = $0.0054
     assert counts(second) == (0, 3000, 1000, 0, 50)
     assert second.usd == pytest.approx(0.0054)
+    assert (first.miss, second.miss) == (None, None)
 
 
 def test_the_cache_expires_after_five_minutes() -> None:
@@ -112,6 +113,7 @@ def test_the_cache_expires_after_five_minutes() -> None:
     # 4,000 x 3.75 + 50 x 15 = 15,000 + 750 = 15,750 per million = $0.01575
     assert counts(late) == (0, 0, 4000, 0, 50)
     assert late.usd == pytest.approx(0.01575)
+    assert late.miss == "ttl"
     on_time = sim()
     on_time.send(0, turn_one())
     assert on_time.send(300, turn_two()).cache_read == 3000, "alive up to and including 300 s"
@@ -133,6 +135,7 @@ def test_a_prefix_below_the_minimum_is_neither_written_nor_read() -> None:
         call = s.send(at, small)
         assert counts(call) == (900, 0, 0, 0, 0)
         assert call.usd == pytest.approx(0.0027)
+    assert [c.miss for c in s.calls] == [None, "below-minimum"]
 
 
 def test_a_minimum_override_changes_what_is_cached() -> None:
@@ -167,6 +170,7 @@ def test_a_breakpoint_more_than_20_blocks_after_the_entry_misses_it() -> None:
     # 2,000 x 0.30 + 1,100 x 3.75 = 600 + 4,125 = 4,725 per million = $0.004725
     assert counts(far) == (0, 2000, 1100, 0, 0)
     assert far.usd == pytest.approx(0.004725)
+    assert far.miss == "lookback"
 
 
 def test_a_breakpoint_20_blocks_from_the_entry_still_reads_it() -> None:
@@ -177,6 +181,7 @@ def test_a_breakpoint_20_blocks_from_the_entry_still_reads_it() -> None:
     # read 2,100; write 19 x 50 = 950. 2,100 x 0.30 + 950 x 3.75 = 630 + 3,562.5 = $0.0041925
     assert counts(near) == (0, 2100, 950, 0, 0)
     assert near.usd == pytest.approx(0.0041925)
+    assert near.miss is None
 
 
 def test_a_one_hour_breakpoint_is_written_at_twice_the_price_and_outlives_five_minutes() -> None:
@@ -201,6 +206,7 @@ def test_a_changed_system_prompt_reads_nothing() -> None:
     # The first block differs, so every prefix hash differs: write all 3,000 again at 3.75 = $0.01125.
     assert counts(changed) == (0, 0, 3000, 0, 0)
     assert changed.usd == pytest.approx(0.01125)
+    assert changed.miss == "changed:system[0]"
 
 
 def tools_body(*tools: dict[str, Any]) -> dict[str, Any]:
@@ -216,6 +222,7 @@ def test_reordered_tools_read_nothing() -> None:
     swapped = s.send(10, tools_body(tool("t1", 600), tool("t0", 600, mark=True)))
     # Same tools, other order: the very first block differs, so nothing is read.
     assert counts(swapped) == (0, 0, 2700, 0, 0)
+    assert swapped.miss == "changed:tools[0]"
     same = s.send(20, tools_body(tool("t0", 600), tool("t1", 600, mark=True)))
     # The original order is still cached: read 2,700 x 0.30 = $0.00081.
     assert counts(same) == (0, 2700, 0, 0, 0)
@@ -230,6 +237,7 @@ def test_changing_tool_choice_invalidates_the_messages_only() -> None:
     # 600 + 3,750 = $0.00435
     assert counts(summary) == (0, 2000, 1000, 0, 0)
     assert summary.usd == pytest.approx(0.00435)
+    assert summary.miss == "changed:settings"
 
 
 def test_automatic_caching_marks_the_last_block() -> None:
@@ -244,6 +252,7 @@ def test_no_marker_caches_nothing() -> None:
     plain = body([text(2000, "s")], user(text(1000, "u")))
     assert counts(s.send(0, plain)) == (3000, 0, 0, 0, 0)
     assert counts(s.send(5, plain)) == (3000, 0, 0, 0, 0)
+    assert s.calls[-1].miss == "no-breakpoint"
 
 
 def test_requests_the_api_would_reject_raise() -> None:
@@ -291,6 +300,7 @@ def test_openai_reads_the_shared_prefix_in_steps_of_128() -> None:
     # 320 x 2.5 + 1,280 x 1.25 + 40 x 10 = 800 + 1,600 + 400 = 2,800 per million = $0.0028
     assert counts(calls[1]) == (320, 1280, 0, 0, 40)
     assert calls[1].usd == pytest.approx(0.0028)
+    assert calls[1].miss is None, "everything the first request cached (1,280 in steps of 128) was read"
 
 
 def test_openai_caches_nothing_below_1024_tokens() -> None:
@@ -307,3 +317,13 @@ def test_openai_cache_expires_when_idle() -> None:
     a = chat(message("system", 2000, "s"), message("user", 300, "u"))
     calls = simulate([(0, a), (301, a)], wire="openai", model="gpt-4o", pricer=GPT4O)
     assert calls[1].cache_read == 0
+    assert calls[1].miss == "ttl"
+
+
+def test_a_rewritten_window_is_named_at_its_first_changed_block() -> None:
+    s = sim()
+    s.send(0, turn_two())
+    compacted = s.send(10, body([text(2000, "s", FIVE_MIN)], user(text(300, "q", FIVE_MIN))))
+    # The system entry (2,000) is read; the summary (300) is new, so 2,300 reaches the minimum and is written.
+    assert counts(compacted) == (0, 2000, 300, 0, 0)
+    assert compacted.miss == "changed:messages[0].content[0]"

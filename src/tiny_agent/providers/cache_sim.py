@@ -73,6 +73,11 @@ class SimCall:
     output_tokens: int
     usd: float
     label: str = ""
+    miss: str | None = None
+    """Why this request read less than the latest earlier request that cached anything left cached:
+    ``ttl``, ``lookback``, ``below-minimum``, ``no-breakpoint``, ``no-breakpoint-after-prefix``,
+    ``changed:<path of the first block that differs>``, ``changed:settings`` (tool_choice, thinking)
+    or ``changed:model``; None if it read all of it (or is the first request)."""
 
     @property
     def cache_write(self) -> int:
@@ -142,6 +147,19 @@ class _Entry:
     ttl: Ttl
 
 
+@dataclass(frozen=True)
+class _Seen:
+    """What the previous request left in the cache, to explain the next one's miss."""
+
+    hashes: list[str]
+    keys: list[str]
+    settings: str
+    cached: int
+    """Tokens of the longest prefix it read or wrote."""
+    top: str
+    """Hash of that prefix."""
+
+
 class Simulator:
     """The cache state of one conversation on one wire; ``send`` each request in time order."""
 
@@ -161,6 +179,7 @@ class Simulator:
         self.calls: list[SimCall] = []
         self._entries: dict[str, _Entry] = {}
         self._last = -math.inf
+        self._seen: _Seen | None = None
 
     def send(self, at: float, body: Mapping[str, Any], output_tokens: int = 0, label: str = "") -> SimCall:
         """Bill one request sent at ``at`` seconds that produced ``output_tokens``."""
@@ -168,42 +187,49 @@ class Simulator:
             raise SimulationError(f"requests must come in time order: {at} after {self._last}")
         self._last = at
         blocks = prefix_blocks(body, self.wire)
-        hashes, cum = self._chain(body, blocks)
+        hashes, cum, settings = self._chain(body, blocks)
+        seen = self._seen
+        was_alive = seen is not None and self._alive(seen.top, at) is not None
+        marks: list[tuple[int, Ttl]] = []
         if self.wire == "anthropic":
-            read, w5, w1 = self._anthropic(at, body, blocks, hashes, cum)
+            marks = self._marks(body, blocks)
+            read, w5, w1, top = self._anthropic(at, marks, hashes, cum)
         else:
-            read, w5, w1 = self._openai(at, hashes, cum), 0, 0
-        draft = SimCall(at, cum[-1] if cum else 0, read, w5, w1, output_tokens, 0.0, label)
+            (read, top), w5, w1 = self._openai(at, hashes, cum), 0, 0
+        miss = self._miss(blocks, hashes, cum, settings, [i for i, _ in marks], read, was_alive)
+        if top >= 0:  # a request that cached nothing (a side call under the minimum) is no reference
+            cached = cum[top] // self.rules.increment * self.rules.increment
+            self._seen = _Seen(hashes, [b.key for b in blocks], settings, cached, hashes[top])
+        draft = SimCall(at, cum[-1] if cum else 0, read, w5, w1, output_tokens, 0.0, label, miss)
         call = dataclasses.replace(draft, usd=self.pricer(draft))
         self.calls.append(call)
         return call
 
-    def _chain(self, body: Mapping[str, Any], blocks: list[PrefixBlock]) -> tuple[list[str], list[int]]:
-        """Cumulative prefix hash and token count after each block."""
-        settings = ("tool_choice", "thinking") if self.wire == "anthropic" else ()
+    def _chain(self, body: Mapping[str, Any], blocks: list[PrefixBlock]) -> tuple[list[str], list[int], str]:
+        """Cumulative prefix hash and token count after each block, and the settings between system and messages."""
+        names = ("tool_choice", "thinking") if self.wire == "anthropic" else ()
         head = ("response_format", "parallel_tool_calls", "reasoning_effort") if self.wire == "openai" else ()
         h = _hash("", canonical({"model": body.get("model", self.model), **{k: body.get(k) for k in head}}))
+        settings = canonical({k: body.get(k) for k in names})
         hashes: list[str] = []
         cum: list[int] = []
         tokens = 0
         in_messages = False
         for block in blocks:
-            if settings and block.path.startswith("messages") and not in_messages:
+            if names and block.path.startswith("messages") and not in_messages:
                 in_messages = True
-                h = _hash(h, canonical({k: body.get(k) for k in settings}))
+                h = _hash(h, settings)
             h = _hash(h, block.key)
             tokens += block.tokens
             hashes.append(h)
             cum.append(tokens)
-        return hashes, cum
+        return hashes, cum, settings
 
     def _alive(self, key: str, at: float) -> _Entry | None:
         entry = self._entries.get(key)
         return entry if entry is not None and at <= entry.expires else None
 
-    def _anthropic(
-        self, at: float, body: Mapping[str, Any], blocks: list[PrefixBlock], hashes: list[str], cum: list[int]
-    ) -> tuple[int, int, int]:
+    def _marks(self, body: Mapping[str, Any], blocks: list[PrefixBlock]) -> list[tuple[int, Ttl]]:
         marks: list[tuple[int, Ttl]] = [(i, b.ttl) for i, b in enumerate(blocks) if b.ttl]
         auto = body.get("cache_control")
         if isinstance(auto, Mapping) and blocks:
@@ -213,6 +239,12 @@ class Simulator:
         ttls = [t for _, t in sorted(marks)]
         if "1h" in ttls and "5m" in ttls[: max(i for i, t in enumerate(ttls) if t == "1h")]:
             raise SimulationError("a 1h cache breakpoint comes after a 5m one; longer TTLs must come first")
+        return marks
+
+    def _anthropic(
+        self, at: float, marks: list[tuple[int, Ttl]], hashes: list[str], cum: list[int]
+    ) -> tuple[int, int, int, int]:
+        """(read, 5m write, 1h write, index of the longest prefix now cached)."""
         hit = -1
         for mark, _ in marks:
             for j in range(mark, max(-1, mark - self.rules.lookback_blocks), -1):
@@ -232,16 +264,51 @@ class Simulator:
             old = self._alive(hashes[i], at)
             expires = at + self.rules.ttl_seconds[ttl]
             self._entries[hashes[i]] = _Entry(max(expires, old.expires) if old else expires, ttl)
-        return read, write - write_1h, write_1h
+        return read, write - write_1h, write_1h, max(top, hit)
 
-    def _openai(self, at: float, hashes: list[str], cum: list[int]) -> int:
+    def _openai(self, at: float, hashes: list[str], cum: list[int]) -> tuple[int, int]:
+        """(read, index of the longest prefix now cached)."""
         ttl = self.rules.ttl_seconds["5m"]
-        shared = next((cum[i] for i in range(len(hashes) - 1, -1, -1) if self._alive(hashes[i], at)), 0)
+        hit = next((i for i in range(len(hashes) - 1, -1, -1) if self._alive(hashes[i], at)), -1)
+        shared = cum[hit] if hit >= 0 else 0
         read = shared // self.rules.increment * self.rules.increment if shared >= self.rules.min_tokens else 0
         if cum and cum[-1] >= self.rules.min_tokens:
             for h in hashes:
                 self._entries[h] = _Entry(at + ttl, "5m")
-        return read
+            hit = len(hashes) - 1
+        return read, hit
+
+    def _miss(
+        self,
+        blocks: list[PrefixBlock],
+        hashes: list[str],
+        cum: list[int],
+        settings: str,
+        marks: list[int],
+        read: int,
+        was_alive: bool,
+    ) -> str | None:
+        """Why this request read less than the latest request that cached anything left cached."""
+        if not self.calls or not blocks:
+            return None  # the first request has nothing to miss
+        if self.wire == "anthropic" and not marks:
+            return "no-breakpoint"
+        if cum[max(marks) if marks else -1] < self.rules.min_tokens:
+            return "below-minimum"
+        seen = self._seen
+        if seen is None or read >= seen.cached:
+            return None
+        if seen.top in hashes:
+            if not was_alive:
+                return "ttl"
+            at = hashes.index(seen.top)
+            return "lookback" if any(m >= at for m in marks) else "no-breakpoint-after-prefix"
+        i = next((k for k, (a, b) in enumerate(zip(seen.hashes, hashes, strict=False)) if a != b), len(hashes))
+        if i >= len(blocks):
+            return "changed:truncated"
+        if i < len(seen.keys) and seen.keys[i] == blocks[i].key:
+            return "changed:settings" if settings != seen.settings else "changed:model"
+        return f"changed:{blocks[i].path}"
 
 
 def _hash(previous: str, data: str) -> str:
