@@ -41,7 +41,7 @@ from economics_task import (
     summary_text,
 )
 
-from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig
+from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, CompactionEvent, Event, TurnEvent
 from tiny_agent.agent.tools import Tool, Toolbox
 from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.compaction import SUMMARY_INSTRUCTIONS
@@ -89,6 +89,8 @@ class Run:
     """Probe name -> the first turn whose request carried the fact."""
     pinned_requests: int = 0
     compactions: int = 0
+    estimate_errors: list[float] = field(default_factory=list)
+    """After each compaction: (engine's size estimate - the next request's billed input) / billed input."""
 
     def __call__(self, body: dict[str, Any]) -> ModelResponse:
         """The scripted model: a summary for a summary request, else the next scripted turn."""
@@ -185,9 +187,21 @@ def agent_policy(name: str, note: str, config: ContextConfig | None = None, *, c
             result = agent.run(phase.request)
             if result.stop != "done":
                 raise RuntimeError(f"{name}: phase stopped with {result.stop}: {result.message}")
+            run.estimate_errors.extend(_estimate_errors(result.events))
         run.compactions = len(agent.context.compactions)
 
     return Policy(name, note, drive)
+
+
+def _estimate_errors(events: list[Event]) -> Iterator[float]:
+    estimate = None
+    for event in events:
+        if isinstance(event, CompactionEvent):
+            estimate = event.compaction.tokens_after
+        elif isinstance(event, TurnEvent) and estimate is not None:
+            billed = event.call.usage.input_tokens or 1
+            yield (estimate - billed) / billed
+            estimate = None
 
 
 def seed_policy() -> Policy:
@@ -296,6 +310,7 @@ def measure(policy: Policy) -> dict[str, Any]:
         "pins_in_every_request": run.pinned_requests == run.turn,
         "requests_with_all_pins": run.pinned_requests,
         "largest_request_tokens": max(c.input_tokens for c in calls),
+        "estimate_error_after_compaction": [round(e, 4) for e in run.estimate_errors],
         "misses": dict(Counter(_cause(c.miss) for c in calls if c.miss)),
         "task_seconds": round(run.clock.now, 1),
         "first_seen": run.first_seen,
@@ -339,6 +354,12 @@ def table(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         causes = ", ".join(f"{cause} {n}" for cause, n in sorted(r["misses"].items())) or "none"
         lines.append(f"  {r['policy']:<26} {causes}")
+    lines.append("\nthe engine's size estimate after each compaction, against the next request's billed input:")
+    for r in rows:
+        errors = r["estimate_error_after_compaction"]
+        if errors:
+            worst = max(errors, key=abs)
+            lines.append(f"  {r['policy']:<26} {len(errors)} compactions, worst {worst:+.1%}")
     return "\n".join(lines)
 
 
