@@ -99,6 +99,10 @@ class Run:
             reply, label = Message.assistant(summary_text(self.turn + 1)), "summary"
         else:
             self.turn += 1
+            if self.turn > len(self.steps):
+                raise RuntimeError(
+                    "the script ran out of turns: was a summary request not recognised? see is_summary_request"
+                )
             reply, label = self._turn_reply(self.steps[self.turn - 1]), "turn"
             self.pinned_requests += all(pin in dump for pin in PINS)
             for probe in PROBES:
