@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import tempfile
 import time
 from collections import Counter
@@ -367,6 +368,15 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+_SCALAR_LIST = re.compile(r'\[\n((?:\s*(?:"[^"\n]*"|-?[\d.]+|null|true|false),?\n)+)\s*\]')
+
+
+def _dump(data: dict[str, Any]) -> str:
+    """Indented JSON with each list of scalars (a call row, a column list) on one line."""
+    text = json.dumps(data, indent=2)
+    return _SCALAR_LIST.sub(lambda m: "[" + " ".join(m.group(1).split()) + "]", text) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RESULTS)
@@ -392,7 +402,7 @@ def main() -> None:
         "command": "PYTHONPATH=src python benchmarks/cache_economics.py",
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=2) + "\n")
+    args.out.write_text(_dump({"summary": summary, "rows": rows}))
     print(table(rows))
     where = args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out
     print(f"\n{TURNS} model turns, {len(PROBES)} probes, {MODEL} list prices; {summary['seconds']} s; wrote {where}")
