@@ -95,7 +95,6 @@ class Run:
 
     def __call__(self, body: dict[str, Any]) -> ModelResponse:
         """The scripted model: a summary for a summary request, else the next scripted turn."""
-        dump = json.dumps(body, ensure_ascii=False)
         if is_summary_request(body):
             reply, label = Message.assistant(summary_text(self.turn + 1)), "summary"
         else:
@@ -105,6 +104,7 @@ class Run:
                     "the script ran out of turns: was a summary request not recognised? see is_summary_request"
                 )
             reply, label = self._turn_reply(self.steps[self.turn - 1]), "turn"
+            dump = json.dumps(body, ensure_ascii=False)
             self.pinned_requests += all(pin in dump for pin in PINS)
             for probe in PROBES:
                 present = probe.fact in dump

@@ -22,7 +22,7 @@ so a 5-minute cache expires there and only there.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -241,12 +241,9 @@ class Clock:
     """Simulated seconds since the task started."""
 
     now: float = 0.0
-    log: list[tuple[float, str]] = field(default_factory=list)
 
-    def advance(self, seconds: float, why: str = "") -> None:
+    def advance(self, seconds: float) -> None:
         self.now += seconds
-        if why:
-            self.log.append((self.now, why))
 
 
 def files_seen(turn: int) -> tuple[list[str], list[str]]:
@@ -256,10 +253,11 @@ def files_seen(turn: int) -> tuple[list[str], list[str]]:
     steps = [s for p in PHASES for s in p.steps][: turn - 1]
     for step in steps:
         for name, args in step.calls:
-            bucket = read_paths if name == "read_file" else written if name == "write_file" else None
-            path = str(args.get("path"))
-            if bucket is not None and path not in bucket and not path.endswith(("deploy.md", "pool.py")):
-                bucket.append(path)
+            path = str(args["path"])
+            if name == "read_file" and path not in read_paths and (path in FILES or path in written):
+                read_paths.append(path)
+            elif name == "write_file" and path != PROTECTED and path not in written:
+                written.append(path)
     return read_paths, written
 
 

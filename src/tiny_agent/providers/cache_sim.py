@@ -23,6 +23,11 @@ whole; a later request reads the longest prefix it shares with a live earlier on
 a multiple of 128 tokens, at the model's cached-input price, with no write charge. Entries live 5
 minutes from their last use (the lower bound of the published "5 to 10 minutes").
 
+Not modelled: the unconfirmed rule that a run of ``tool_use`` (or ``tool_result``) blocks counts as
+one lookback position; that an entry is readable only once the response writing it has begun (the
+requests here are sequential); OpenAI's write charge on GPT-5.6+. Breakpoints at or before the read
+are refreshed for free. Tiered prices (over 200k input tokens) are genai-prices' to apply.
+
 Token counts come from ``providers.prefix`` (ceil(canonical JSON characters / 4) per block). The
 unit of a change is one block: a real cache matches token by token, so a block that changes near
 its end reads a little more in reality than here.
