@@ -32,8 +32,8 @@ from typing import Any, Literal
 
 from tiny_agent.context.legality import check_anthropic_body, check_openai_body
 from tiny_agent.providers.base import Wire
-from tiny_agent.providers.cache_rules import min_cacheable_tokens
-from tiny_agent.providers.prefix import PrefixBlock, prefix_blocks
+from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, min_cacheable_tokens
+from tiny_agent.providers.prefix import PrefixBlock, breakpoints, prefix_blocks, ttls_in_order
 
 __all__ = ["Finding", "Severity", "detect_wire", "is_clean", "lint_bodies", "lint_body", "lint_files", "load_bodies"]
 
@@ -118,12 +118,10 @@ def lint_body(body: Mapping[str, Any], wire: Wire | None = None, model: str | No
     model = model or str(body.get("model") or "")
     findings = _legality(body, wire)
     blocks = prefix_blocks(body, wire)
-    marks = [i for i, b in enumerate(blocks) if b.ttl]
-    if wire == "anthropic" and isinstance(body.get("cache_control"), Mapping) and blocks:
-        marks.append(len(blocks) - 1)
-    findings.extend(_volatile(body, blocks, wire, max(marks, default=-1)))
+    marks = breakpoints(body, blocks) if wire == "anthropic" else []
+    findings.extend(_volatile(blocks, wire, max((i for i, _ in marks), default=-1)))
     if wire == "anthropic":
-        findings.extend(_breakpoints(body, blocks, sorted(marks), model))
+        findings.extend(_breakpoints(blocks, marks, model))
     return findings
 
 
@@ -195,7 +193,7 @@ def _strings(data: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _strings(value, f"{path}[{i}]")
 
 
-def _volatile(body: Mapping[str, Any], blocks: list[PrefixBlock], wire: Wire, last_mark: int) -> list[Finding]:
+def _volatile(blocks: list[PrefixBlock], wire: Wire, last_mark: int) -> list[Finding]:
     scoped: list[tuple[PrefixBlock, Severity]] = []
     for i, block in enumerate(blocks):
         is_system = block.path.startswith("system") or (wire == "openai" and block.data.get("role") in _SYSTEM_ROLES)
@@ -230,24 +228,25 @@ def _excerpt(text: str, match: re.Match[str], width: int = 30) -> str:
     return ("..." if start else "") + text[start:end].replace("\n", " ") + ("..." if end < len(text) else "")
 
 
-def _breakpoints(body: Mapping[str, Any], blocks: list[PrefixBlock], marks: list[int], model: str) -> list[Finding]:
+def _breakpoints(blocks: list[PrefixBlock], marks: list[tuple[int, Ttl]], model: str) -> list[Finding]:
     out = []
     total = sum(b.tokens for b in blocks)
     minimum = min_cacheable_tokens(model, "anthropic")
-    if len(marks) > 4:
-        where = ", ".join(blocks[i].path for i in marks)
+    if len(marks) > MAX_BREAKPOINTS:
+        where = ", ".join(blocks[i].path for i, _ in marks)
         fix = "keep at most 4: tools, system, and the newest one or two messages (the API rejects a fifth)"
-        out.append(Finding("too-many-breakpoints", "error", blocks[marks[4]].path, f"{len(marks)} markers", where, fix))
-    ttls = [("1h" if blocks[i].ttl == "1h" else "5m") for i in marks if blocks[i].ttl]
-    if "1h" in ttls and "5m" in ttls[: len(ttls) - ttls[::-1].index("1h")]:
+        fifth = blocks[marks[MAX_BREAKPOINTS][0]].path
+        out.append(Finding("too-many-breakpoints", "error", fifth, f"{len(marks)} markers", where, fix))
+    if not ttls_in_order(marks):
         fix = "put every ttl: 1h marker before the 5m ones (longer TTLs must come first)"
-        out.append(Finding("ttl-order", "error", "$", "a 1h cache breakpoint after a 5m one", ",".join(ttls), fix))
+        ttls = ",".join(t for _, t in marks)
+        out.append(Finding("ttl-order", "error", "$", "a 1h cache breakpoint after a 5m one", ttls, fix))
     if not marks and total >= minimum:
         message = f"no cache_control: about {total:,} tokens billed in full on every request"
         fix = "mark the last tool, the system prompt and the newest message with cache_control"
         out.append(Finding("no-breakpoint", "warning", "$", message, "", fix))
     elif marks:
-        last = marks[-1]
+        last = marks[-1][0]
         cached = sum(b.tokens for b in blocks[: last + 1])
         if cached < minimum:
             who = model or "this model"

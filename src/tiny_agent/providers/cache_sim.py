@@ -46,7 +46,7 @@ import genai_prices
 
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_rules import CacheRules, Ttl, cache_rules
-from tiny_agent.providers.prefix import PrefixBlock, canonical, prefix_blocks
+from tiny_agent.providers.prefix import PrefixBlock, breakpoints, canonical, prefix_blocks, ttls_in_order
 from tiny_agent.types import Usage
 
 __all__ = [
@@ -235,14 +235,10 @@ class Simulator:
         return entry if entry is not None and at <= entry.expires else None
 
     def _marks(self, body: Mapping[str, Any], blocks: list[PrefixBlock]) -> list[tuple[int, Ttl]]:
-        marks: list[tuple[int, Ttl]] = [(i, b.ttl) for i, b in enumerate(blocks) if b.ttl]
-        auto = body.get("cache_control")
-        if isinstance(auto, Mapping) and blocks:
-            marks.append((len(blocks) - 1, "1h" if auto.get("ttl") == "1h" else "5m"))
+        marks = breakpoints(body, blocks)
         if len(marks) > self.rules.max_breakpoints:
             raise SimulationError(f"{len(marks)} cache breakpoints; at most {self.rules.max_breakpoints} are allowed")
-        ttls = [t for _, t in sorted(marks)]
-        if "1h" in ttls and "5m" in ttls[: max(i for i, t in enumerate(ttls) if t == "1h")]:
+        if not ttls_in_order(marks):
             raise SimulationError("a 1h cache breakpoint comes after a 5m one; longer TTLs must come first")
         return marks
 

@@ -25,7 +25,15 @@ from typing import Any
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_rules import Ttl
 
-__all__ = ["CHARS_PER_TOKEN", "PrefixBlock", "block_tokens", "canonical", "prefix_blocks"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "PrefixBlock",
+    "block_tokens",
+    "breakpoints",
+    "canonical",
+    "prefix_blocks",
+    "ttls_in_order",
+]
 
 CHARS_PER_TOKEN = 4
 
@@ -82,3 +90,19 @@ def _block(path: str, data: Any, role: Any) -> PrefixBlock:
     if isinstance(mark, Mapping):
         ttl = "1h" if mark.get("ttl") == "1h" else "5m"
     return PrefixBlock(path, data, block_tokens(data), ttl, f"{role}|{canonical(data)}")
+
+
+def breakpoints(body: Mapping[str, Any], blocks: list[PrefixBlock]) -> list[tuple[int, Ttl]]:
+    """(block index, TTL) of every cache breakpoint, in order; a top-level ``cache_control`` (Anthropic's
+    automatic caching) marks the last block."""
+    marks: list[tuple[int, Ttl]] = [(i, b.ttl) for i, b in enumerate(blocks) if b.ttl]
+    auto = body.get("cache_control")
+    if isinstance(auto, Mapping) and blocks:
+        marks.append((len(blocks) - 1, "1h" if auto.get("ttl") == "1h" else "5m"))
+    return sorted(marks)
+
+
+def ttls_in_order(marks: list[tuple[int, Ttl]]) -> bool:
+    """Anthropic's rule: every 1h breakpoint comes before every 5m one."""
+    ttls = [t for _, t in marks]
+    return "1h" not in ttls or "5m" not in ttls[: len(ttls) - ttls[::-1].index("1h")]
