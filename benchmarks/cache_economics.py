@@ -380,9 +380,11 @@ def _dump(data: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--only", action="append", default=[], help="run naive and the policies whose name has this")
     args = parser.parse_args()
     started = time.monotonic()
-    rows = [measure(p) for p in POLICIES]
+    chosen = [p for p in POLICIES if p.name == "naive" or not args.only or any(o in p.name for o in args.only)]
+    rows = [measure(p) for p in chosen]
     naive = next(r["usd"] for r in rows if r["policy"] == "naive")
     for r in rows:
         r["ratio_to_naive"] = round(r["usd"] / naive, 4)
