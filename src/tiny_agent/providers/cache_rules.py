@@ -1,0 +1,171 @@
+"""Prompt-cache rules as data: minimum cacheable length per model, TTLs, price multipliers, limits.
+
+Everything here is a published figure (see ../shared/facts/providers.md) that drifts between doc
+revisions, so it lives in one table instead of in the code that reads it: the billing simulator,
+``lint`` and the engine's miss diagnosis all ask this module.
+
+Minimums can be overridden, because users report 2,048 where the docs say 1,024 (anthropic-sdk-python
+issue 1194). Precedence, first match wins:
+
+1. the ``overrides`` mapping passed to ``min_cacheable_tokens`` / ``cache_rules``;
+2. the environment variable ``TINY_AGENT_CACHE_MIN_TOKENS``: comma-separated ``model=tokens`` pairs,
+   where ``model`` may also be a wire name (``anthropic``, ``openai``) or ``*`` for every model, for
+   example ``TINY_AGENT_CACHE_MIN_TOKENS="claude-sonnet-4-6=2048,openai=1024"``;
+3. the published table below;
+4. the wire's default (1,024 on both wires: the commonest published figure).
+
+In a mapping, a model key matches the exact id or its normalised form (``claude-sonnet-4-5-20250929``
+and ``anthropic.claude-sonnet-4-5-20250929-v1:0`` both normalise to ``claude-sonnet-4-5``), before
+the wire key, before ``*``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from tiny_agent.errors import ConfigError
+from tiny_agent.providers.base import Wire
+
+__all__ = [
+    "ANTHROPIC_MIN_TOKENS",
+    "ENV_MIN_TOKENS",
+    "LOOKBACK_BLOCKS",
+    "MAX_BREAKPOINTS",
+    "OPENAI_INCREMENT",
+    "OPENAI_MIN_TOKENS",
+    "READ_MULTIPLIER",
+    "TTL_SECONDS",
+    "WRITE_MULTIPLIER",
+    "CacheRules",
+    "Ttl",
+    "cache_rules",
+    "min_cacheable_tokens",
+    "normalise_model",
+]
+
+Ttl = Literal["5m", "1h"]
+
+ENV_MIN_TOKENS = "TINY_AGENT_CACHE_MIN_TOKENS"
+
+MAX_BREAKPOINTS = 4
+"""Anthropic rejects a request with a fifth ``cache_control`` (the top-level automatic one counts)."""
+LOOKBACK_BLOCKS = 20
+"""Anthropic walks back this many blocks from a breakpoint, the breakpoint itself counted first."""
+TTL_SECONDS: Mapping[Ttl, int] = {"5m": 300, "1h": 3600}
+WRITE_MULTIPLIER: Mapping[Ttl, float] = {"5m": 1.25, "1h": 2.0}
+"""Cache writes, times the base input price."""
+READ_MULTIPLIER = 0.1
+
+OPENAI_MIN_TOKENS = 1024
+"""Automatic prefix caching starts at 1,024 tokens (the later guide says 2,048 for pre-5.6 models:
+override it if your bills say so)."""
+OPENAI_INCREMENT = 128
+"""Cached tokens are counted in steps of 128 above the minimum."""
+OPENAI_TTL_SECONDS = 300
+"""In-memory retention is "5 to 10 minutes" idle: the lower bound, so a simulation never flatters."""
+
+DEFAULT_MIN_TOKENS: Mapping[Wire, int] = {"anthropic": 1024, "openai": OPENAI_MIN_TOKENS}
+
+ANTHROPIC_MIN_TOKENS: Mapping[str, int] = {
+    # The mid-2026 "Cache limitations" table. Other copies disagree (Opus 4.7 at 4,096, Sonnet 4.6 at
+    # 2,048): that is what overrides are for.
+    "claude-fable-5": 512,
+    "claude-mythos-5": 512,
+    "claude-opus-5": 512,  # release notes only; not in the docs table yet
+    "claude-opus-4-8": 1024,
+    "claude-sonnet-5": 1024,
+    "claude-sonnet-4-6": 1024,
+    "claude-sonnet-4-5": 1024,
+    "claude-opus-4-1": 1024,
+    "claude-opus-4": 1024,
+    "claude-sonnet-4": 1024,
+    "claude-mythos-preview": 2048,
+    "claude-opus-4-7": 2048,
+    "claude-3-5-haiku": 2048,
+    "claude-opus-4-6": 4096,
+    "claude-opus-4-5": 4096,
+    "claude-haiku-4-5": 4096,
+}
+
+_ALIASES = {"claude-opus-4-0": "claude-opus-4", "claude-sonnet-4-0": "claude-sonnet-4"}
+_VENDOR_PREFIX = re.compile(r"^(?:[a-z]{2,4}\.)?anthropic\.")  # Bedrock: "us.anthropic.claude-..."
+_SNAPSHOT_SUFFIX = re.compile(r"(?:[-@]\d{8}|-latest|-v\d+(?::\d+)?)+$")
+
+
+@dataclass(frozen=True)
+class CacheRules:
+    """How one model on one wire caches and bills a prompt prefix."""
+
+    wire: Wire
+    model: str
+    min_tokens: int
+    """Shortest prefix that is cached at all; below it nothing is written or read, silently."""
+    max_breakpoints: int = MAX_BREAKPOINTS
+    lookback_blocks: int = LOOKBACK_BLOCKS
+    ttl_seconds: Mapping[Ttl, int] = field(default_factory=lambda: dict(TTL_SECONDS))
+    write_multiplier: Mapping[Ttl, float] = field(default_factory=lambda: dict(WRITE_MULTIPLIER))
+    read_multiplier: float = READ_MULTIPLIER
+    increment: int = 1
+    """Granularity of a read: 128 on OpenAI, one token on Anthropic."""
+
+
+def normalise_model(model: str) -> str:
+    """The model id without vendor prefix or snapshot suffix: the key of the tables here."""
+    name = _VENDOR_PREFIX.sub("", model.strip().lower())
+    name = _SNAPSHOT_SUFFIX.sub("", name)
+    return _ALIASES.get(name, name)
+
+
+def min_cacheable_tokens(model: str, wire: Wire, overrides: Mapping[str, int] | None = None) -> int:
+    """Minimum cacheable prompt length of ``model`` on ``wire``, in tokens (see the module docstring)."""
+    key = normalise_model(model)
+    for source in (overrides or {}, _env_overrides()):
+        for candidate in (model, model.lower(), key, wire, "*"):
+            if candidate in source:
+                return _positive(source[candidate], candidate)
+    if wire == "anthropic" and key in ANTHROPIC_MIN_TOKENS:
+        return ANTHROPIC_MIN_TOKENS[key]
+    return DEFAULT_MIN_TOKENS[wire]
+
+
+def cache_rules(model: str, wire: Wire, overrides: Mapping[str, int] | None = None) -> CacheRules:
+    """Every rule the billing simulator and the miss diagnosis need for ``model`` on ``wire``."""
+    minimum = min_cacheable_tokens(model, wire, overrides)
+    if wire == "anthropic":
+        return CacheRules(wire, model, minimum)
+    # Automatic caching: no breakpoints, no write charge (before GPT-5.6), reads at the model's
+    # cached-input price, which genai-prices knows; the multiplier is only a fallback.
+    return CacheRules(
+        wire,
+        model,
+        minimum,
+        max_breakpoints=0,
+        lookback_blocks=0,
+        ttl_seconds={"5m": OPENAI_TTL_SECONDS, "1h": OPENAI_TTL_SECONDS},
+        write_multiplier={"5m": 1.0, "1h": 1.0},
+        read_multiplier=0.5,  # gpt-4o's published ratio; newer models are cheaper (0.25, 0.1)
+        increment=OPENAI_INCREMENT,
+    )
+
+
+def _env_overrides() -> dict[str, int]:
+    raw = os.environ.get(ENV_MIN_TOKENS, "").strip()
+    if not raw:
+        return {}
+    out: dict[str, int] = {}
+    for item in raw.split(","):
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip().isdigit():
+            raise ConfigError(f"{ENV_MIN_TOKENS}: expected model=tokens pairs separated by commas, got {item!r}")
+        out[name.strip().lower()] = int(value)
+    return out
+
+
+def _positive(value: int, key: str) -> int:
+    if value < 0:
+        raise ConfigError(f"minimum cacheable tokens for {key!r} must not be negative, got {value}")
+    return value

@@ -1,0 +1,345 @@
+"""A billing simulator for prompt caching, written from the providers' published rules.
+
+Feed it the request bodies of one conversation on one wire, each with the time it was sent and the
+output it produced; it answers, per request, how many input tokens were billed uncached, read from
+the cache and written to it, and what that cost. It is the instrument that prices the same task
+under different context policies, so every policy is counted the same way.
+
+Anthropic (explicit breakpoints), per request, prefix order tools -> system -> messages:
+- a cache entry is the hash of the prefix up to and including a block marked ``cache_control``
+  (the markers themselves are not part of the hash); a top-level ``cache_control`` marks the last block;
+- a read walks back from each breakpoint, the breakpoint itself first, at most 20 blocks, for an
+  entry an earlier request wrote and that is still alive; the longest such prefix is read;
+- every breakpoint past the read whose prefix reaches the model's minimum is written; below the
+  minimum nothing is written or read; the write is billed 1.25x (2x up to the last ``ttl: "1h"``
+  breakpoint), the read 0.1x, the rest 1x;
+- an entry lives 5 minutes (1 hour with ``ttl: "1h"``) from its last write or read;
+- ``model`` seeds the prefix; ``tool_choice`` and ``thinking`` sit between system and messages,
+  so changing them invalidates the messages only, as the docs' invalidation table says.
+- More than 4 breakpoints, or a 1h breakpoint after a 5m one, is a 400: ``SimulationError``.
+
+OpenAI-style automatic caching: every request whose prompt reaches the minimum (1,024) is cached
+whole; a later request reads the longest prefix it shares with a live earlier one, rounded down to
+a multiple of 128 tokens, at the model's cached-input price, with no write charge. Entries live 5
+minutes from their last use (the lower bound of the published "5 to 10 minutes").
+
+Not modelled: the unconfirmed rule that a run of ``tool_use`` (or ``tool_result``) blocks counts as
+one lookback position; that an entry is readable only once the response writing it has begun (the
+requests here are sequential); OpenAI's write charge on GPT-5.6+. Breakpoints at or before the read
+are refreshed for free. Tiered prices (over 200k input tokens) are genai-prices' to apply.
+
+Token counts come from ``providers.prefix`` (ceil(canonical JSON characters / 4) per block). The
+unit of a change is one block: a real cache matches token by token, so a block that changes near
+its end reads a little more in reality than here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import genai_prices
+
+from tiny_agent.providers.base import Wire
+from tiny_agent.providers.cache_rules import CacheRules, Ttl, cache_rules
+from tiny_agent.providers.prefix import PrefixBlock, breakpoints, canonical, prefix_blocks, ttls_in_order
+from tiny_agent.types import Usage
+
+__all__ = [
+    "GenaiPricer",
+    "Pricer",
+    "Prices",
+    "SimCall",
+    "SimulationError",
+    "Simulator",
+    "simulate",
+    "total",
+]
+
+
+class SimulationError(ValueError):
+    """The request would be rejected by the provider (too many breakpoints, TTLs out of order)."""
+
+
+@dataclass(frozen=True)
+class SimCall:
+    """What one request was billed."""
+
+    at: float
+    input_tokens: int
+    """The whole prompt: uncached + read + written."""
+    cache_read: int
+    cache_write_5m: int
+    cache_write_1h: int
+    output_tokens: int
+    usd: float
+    label: str = ""
+    miss: str | None = None
+    """Why this request read less than the latest earlier request that cached anything left cached:
+    ``ttl``, ``lookback``, ``below-minimum``, ``no-breakpoint``, ``no-breakpoint-after-prefix``,
+    ``changed:<path of the first block that differs>``, ``changed:settings`` (tool_choice, thinking)
+    or ``changed:model``; None if it read all of it (or is the first request)."""
+
+    @property
+    def cache_write(self) -> int:
+        return self.cache_write_5m + self.cache_write_1h
+
+    @property
+    def uncached(self) -> int:
+        return self.input_tokens - self.cache_read - self.cache_write
+
+    def usage(self) -> Usage:
+        """As ``tiny_agent.types.Usage`` (whole prompt in ``input_tokens``), e.g. for a scripted provider."""
+        details = {"ephemeral_5m_input_tokens": self.cache_write_5m, "ephemeral_1h_input_tokens": self.cache_write_1h}
+        return Usage(self.input_tokens, self.output_tokens, self.cache_read, self.cache_write, details)
+
+
+Pricer = Callable[[SimCall], float]
+"""Dollars of one call from its token counts."""
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Explicit prices in USD per million tokens."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write_5m: float
+    cache_write_1h: float
+
+    @classmethod
+    def from_rules(cls, input: float, output: float, rules: CacheRules) -> Prices:
+        """Cache prices from the base input price and the rules' multipliers."""
+        mult = rules.write_multiplier
+        return cls(input, output, input * rules.read_multiplier, input * mult["5m"], input * mult["1h"])
+
+    def __call__(self, call: SimCall) -> float:
+        return (
+            call.uncached * self.input
+            + call.cache_read * self.cache_read
+            + call.cache_write_5m * self.cache_write_5m
+            + call.cache_write_1h * self.cache_write_1h
+            + call.output_tokens * self.output
+        ) / 1e6
+
+
+@dataclass(frozen=True)
+class GenaiPricer:
+    """Prices from the bundled genai-prices snapshot (tiers and dated prices included)."""
+
+    model: str
+    provider_id: str
+
+    def __call__(self, call: SimCall) -> float:
+        usage = genai_prices.Usage(
+            input_tokens=call.input_tokens,
+            output_tokens=call.output_tokens,
+            cache_read_tokens=call.cache_read,
+            cache_write_tokens=call.cache_write,  # genai-prices counts the 1h writes inside this total
+            cache_write_1h_tokens=call.cache_write_1h,
+        )
+        return float(genai_prices.calc_price(usage, self.model, provider_id=self.provider_id).total_price)
+
+
+@dataclass
+class _Entry:
+    expires: float
+    ttl: Ttl
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the previous request left in the cache, to explain the next one's miss."""
+
+    hashes: list[str]
+    keys: list[str]
+    settings: str
+    cached: int
+    """Tokens of the longest prefix it read or wrote."""
+    top: str
+    """Hash of that prefix."""
+
+
+class Simulator:
+    """The cache state of one conversation on one wire; ``send`` each request in time order."""
+
+    def __init__(
+        self,
+        wire: Wire,
+        model: str,
+        *,
+        pricer: Pricer | None = None,
+        rules: CacheRules | None = None,
+        min_tokens: Mapping[str, int] | None = None,
+    ) -> None:
+        self.wire: Wire = wire
+        self.model = model
+        self.rules = rules or cache_rules(model, wire, min_tokens)
+        self.pricer = pricer or GenaiPricer(model, wire)
+        self.calls: list[SimCall] = []
+        self._entries: dict[str, _Entry] = {}
+        self._last = -math.inf
+        self._seen: _Seen | None = None
+
+    def send(self, at: float, body: Mapping[str, Any], output_tokens: int = 0, label: str = "") -> SimCall:
+        """Bill one request sent at ``at`` seconds that produced ``output_tokens``."""
+        if at < self._last:
+            raise SimulationError(f"requests must come in time order: {at} after {self._last}")
+        self._last = at
+        blocks = prefix_blocks(body, self.wire)
+        hashes, cum, settings = self._chain(body, blocks)
+        seen = self._seen
+        was_alive = seen is not None and self._alive(seen.top, at) is not None
+        marks: list[tuple[int, Ttl]] = []
+        if self.wire == "anthropic":
+            marks = self._marks(body, blocks)
+            read, w5, w1, top = self._anthropic(at, marks, hashes, cum)
+        else:
+            (read, top), w5, w1 = self._openai(at, hashes, cum), 0, 0
+        miss = self._miss(blocks, hashes, cum, settings, [i for i, _ in marks], read, was_alive)
+        if top >= 0:  # a request that cached nothing (a side call under the minimum) is no reference
+            cached = cum[top] // self.rules.increment * self.rules.increment
+            self._seen = _Seen(hashes, [b.key for b in blocks], settings, cached, hashes[top])
+        draft = SimCall(at, cum[-1] if cum else 0, read, w5, w1, output_tokens, 0.0, label, miss)
+        call = dataclasses.replace(draft, usd=self.pricer(draft))
+        self.calls.append(call)
+        return call
+
+    def _chain(self, body: Mapping[str, Any], blocks: list[PrefixBlock]) -> tuple[list[str], list[int], str]:
+        """Cumulative prefix hash and token count after each block, and the settings between system and messages."""
+        names = ("tool_choice", "thinking") if self.wire == "anthropic" else ()
+        head = ("response_format", "parallel_tool_calls", "reasoning_effort") if self.wire == "openai" else ()
+        h = _hash("", canonical({"model": body.get("model", self.model), **{k: body.get(k) for k in head}}))
+        settings = canonical({k: body.get(k) for k in names})
+        hashes: list[str] = []
+        cum: list[int] = []
+        tokens = 0
+        in_messages = False
+        for block in blocks:
+            if names and block.path.startswith("messages") and not in_messages:
+                in_messages = True
+                h = _hash(h, settings)
+            h = _hash(h, block.key)
+            tokens += block.tokens
+            hashes.append(h)
+            cum.append(tokens)
+        return hashes, cum, settings
+
+    def _alive(self, key: str, at: float) -> _Entry | None:
+        entry = self._entries.get(key)
+        return entry if entry is not None and at <= entry.expires else None
+
+    def _marks(self, body: Mapping[str, Any], blocks: list[PrefixBlock]) -> list[tuple[int, Ttl]]:
+        marks = breakpoints(body, blocks)
+        if len(marks) > self.rules.max_breakpoints:
+            raise SimulationError(f"{len(marks)} cache breakpoints; at most {self.rules.max_breakpoints} are allowed")
+        if not ttls_in_order(marks):
+            raise SimulationError("a 1h cache breakpoint comes after a 5m one; longer TTLs must come first")
+        return marks
+
+    def _anthropic(
+        self, at: float, marks: list[tuple[int, Ttl]], hashes: list[str], cum: list[int]
+    ) -> tuple[int, int, int, int]:
+        """(read, 5m write, 1h write, index of the longest prefix now cached)."""
+        hit = -1
+        for mark, _ in marks:
+            for j in range(mark, max(-1, mark - self.rules.lookback_blocks), -1):
+                if self._alive(hashes[j], at):
+                    hit = max(hit, j)
+                    break
+        read = cum[hit] if hit >= 0 else 0
+        written = [(i, ttl) for i, ttl in marks if cum[i] >= self.rules.min_tokens]
+        top = max((i for i, _ in written), default=-1)
+        top_1h = max((i for i, t in written if t == "1h"), default=-1)
+        write = cum[top] - read if top > hit else 0
+        write_1h = cum[top_1h] - read if top_1h > hit else 0
+        if hit >= 0:
+            entry = self._entries[hashes[hit]]
+            entry.expires = max(entry.expires, at + self.rules.ttl_seconds[entry.ttl])
+        for i, ttl in written:
+            old = self._alive(hashes[i], at)
+            expires = at + self.rules.ttl_seconds[ttl]
+            self._entries[hashes[i]] = _Entry(max(expires, old.expires) if old else expires, ttl)
+        return read, write - write_1h, write_1h, max(top, hit)
+
+    def _openai(self, at: float, hashes: list[str], cum: list[int]) -> tuple[int, int]:
+        """(read, index of the longest prefix now cached)."""
+        ttl = self.rules.ttl_seconds["5m"]
+        hit = next((i for i in range(len(hashes) - 1, -1, -1) if self._alive(hashes[i], at)), -1)
+        shared = cum[hit] if hit >= 0 else 0
+        read = shared // self.rules.increment * self.rules.increment if shared >= self.rules.min_tokens else 0
+        if cum and cum[-1] >= self.rules.min_tokens:
+            for h in hashes:
+                self._entries[h] = _Entry(at + ttl, "5m")
+            hit = len(hashes) - 1
+        return read, hit
+
+    def _miss(
+        self,
+        blocks: list[PrefixBlock],
+        hashes: list[str],
+        cum: list[int],
+        settings: str,
+        marks: list[int],
+        read: int,
+        was_alive: bool,
+    ) -> str | None:
+        """Why this request read less than the latest request that cached anything left cached."""
+        if not self.calls or not blocks:
+            return None  # the first request has nothing to miss
+        if self.wire == "anthropic" and not marks:
+            return "no-breakpoint"
+        if cum[max(marks) if marks else -1] < self.rules.min_tokens:
+            return "below-minimum"
+        seen = self._seen
+        if seen is None or read >= seen.cached:
+            return None
+        if seen.top in hashes:
+            if not was_alive:
+                return "ttl"
+            at = hashes.index(seen.top)
+            return "lookback" if any(m >= at for m in marks) else "no-breakpoint-after-prefix"
+        i = next((k for k, (a, b) in enumerate(zip(seen.hashes, hashes, strict=False)) if a != b), len(hashes))
+        if i >= len(blocks):
+            return "changed:truncated"
+        if i < len(seen.keys) and seen.keys[i] == blocks[i].key:
+            return "changed:settings" if settings != seen.settings else "changed:model"
+        return f"changed:{blocks[i].path}"
+
+
+def _hash(previous: str, data: str) -> str:
+    return hashlib.sha256(f"{previous}\x00{data}".encode()).hexdigest()
+
+
+def simulate(
+    requests: Iterable[tuple[float, Mapping[str, Any]] | tuple[float, Mapping[str, Any], int]],
+    *,
+    wire: Wire,
+    model: str,
+    pricer: Pricer | None = None,
+    min_tokens: Mapping[str, int] | None = None,
+) -> list[SimCall]:
+    """Bill a sequence of ``(seconds, body)`` or ``(seconds, body, output_tokens)`` in time order."""
+    sim = Simulator(wire, model, pricer=pricer, min_tokens=min_tokens)
+    for request in requests:
+        sim.send(*request)
+    return sim.calls
+
+
+def total(calls: Iterable[SimCall]) -> SimCall:
+    """The sum of several calls (``at`` is the last call's time)."""
+    items = list(calls)
+    return SimCall(
+        items[-1].at if items else 0.0,
+        sum(c.input_tokens for c in items),
+        sum(c.cache_read for c in items),
+        sum(c.cache_write_5m for c in items),
+        sum(c.cache_write_1h for c in items),
+        sum(c.output_tokens for c in items),
+        sum(c.usd for c in items),
+    )
