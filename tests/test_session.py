@@ -85,10 +85,8 @@ def apply(ctx: Context, op: tuple[str, Any], counter: list[int]) -> None:
         if len(ctx.pins) >= arg:
             ctx.unpin(arg)
     elif kind == "compact":
-        try:
+        with contextlib.suppress(CompactionError):  # nothing worth compacting yet
             ctx.compact(lambda transcript: f"summary {n}", keep_turns=arg)
-        except CompactionError:
-            pass
     elif kind == "system":
         ctx.system = arg
 
@@ -132,8 +130,8 @@ def crashed_session(store: SQLiteStore, tmp: Path) -> str:
     session = Session.start(store, tools=[READ], system="s")
     ctx = session.context
     ctx.add_user("read two files")
-    ctx.complete(ScriptedProvider([Message("assistant", (ToolUseBlock("a", "read_file", {"path": "1"}),
-                                                          ToolUseBlock("b", "read_file", {"path": "2"})))]))  # fmt: skip
+    calls = (ToolUseBlock("a", "read_file", {"path": "1"}), ToolUseBlock("b", "read_file", {"path": "2"}))
+    ctx.complete(ScriptedProvider([Message("assistant", calls)]))
     ctx.add_tool_result(ToolResultBlock("a", "one"))
     ctx.append([("call", {"v": 1, "purpose": "turn", "model": "m", "chars": 10, "fingerprint": {}})])
     return session.id  # no close(): the process "died"
