@@ -45,8 +45,8 @@ from economics_task import (
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, CompactionEvent, Event, TurnEvent
 from tiny_agent.agent.tools import Tool, Toolbox
 from tiny_agent.agent.workspace import Workspace
-from tiny_agent.context.compaction import SUMMARY_INSTRUCTIONS
-from tiny_agent.context.engine import ContextConfig
+from tiny_agent.context.compaction import SUMMARY_OPENING
+from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.providers.cache_sim import SimCall, Simulator, total
 from tiny_agent.providers.prefix import block_tokens
 from tiny_agent.providers.pricing import context_window_of
@@ -62,7 +62,7 @@ SEED_SUMMARY_SYSTEM = (
     "Summarize this conversation history into one paragraph. Keep tool calls, file paths, and any facts "
     "the next turn might need. No preamble."
 )
-SUMMARY_MARKERS = (SUMMARY_INSTRUCTIONS[:80], SEED_SUMMARY_SYSTEM[:60])
+SUMMARY_MARKERS = (SUMMARY_OPENING, SEED_SUMMARY_SYSTEM[:60])
 """How the scripted model recognises a summary request: its instructions, in the last user turn or
 the system prompt. Whatever else the request looks like (the engine may send the whole window)."""
 
@@ -85,10 +85,13 @@ class Run:
     sim: Simulator = field(default_factory=lambda: Simulator("anthropic", MODEL))
     steps: list[Step] = field(default_factory=lambda: [s for p in PHASES for s in p.steps])
     turn: int = 0
-    probes: dict[str, bool] = field(default_factory=dict)
+    probes: dict[str, str] = field(default_factory=dict)
+    """Probe name -> "present", "recovered" (after reading its file again) or "lost"."""
+    rereads: int = 0
     first_seen: dict[str, int] = field(default_factory=dict)
     """Probe name -> the first turn whose request carried the fact."""
     pinned_requests: int = 0
+    turn_requests: int = 0
     compactions: int = 0
     estimate_errors: list[float] = field(default_factory=list)
     """After each compaction: (engine's size estimate - the next request's billed input) / billed input."""
@@ -106,12 +109,25 @@ class Run:
             reply, label = self._turn_reply(self.steps[self.turn - 1]), "turn"
             dump = json.dumps(body, ensure_ascii=False)
             self.pinned_requests += all(pin in dump for pin in PINS)
+            self.turn_requests += 1
             for probe in PROBES:
                 present = probe.fact in dump
                 if present:
                     self.first_seen.setdefault(probe.name, self.turn)
-                if probe.turn == self.turn:
-                    self.probes[probe.name] = present
+                if probe.turn != self.turn or probe.name in self.probes and self.probes[probe.name] != "rereading":
+                    continue
+                if present:
+                    self.probes[probe.name] = "recovered" if probe.name in self.probes else "present"
+                elif probe.source and probe.source in dump and probe.name not in self.probes:
+                    # The fact is gone but the file is named: read it again, then take this turn.
+                    self.probes[probe.name] = "rereading"
+                    self.turn -= 1
+                    self.rereads += 1
+                    reply, label = Message("assistant", (ToolUseBlock(f"toolu_reread_{self.rereads}", "read_file",
+                                                                      {"path": probe.source}),)), "turn"  # fmt: skip
+                    break
+                else:
+                    self.probes[probe.name] = "lost"
         output = sum(block_tokens(b.to_dict()) for b in reply.content)
         call = self.sim.send(self.clock.now, body, output, label)
         self.clock.advance(MODEL_SECONDS + output / OUTPUT_TOKENS_PER_SECOND)
@@ -180,13 +196,10 @@ def agent_policy(name: str, note: str, config: ContextConfig | None = None, *, c
 
     def drive(run: Run, root: Path) -> None:
         provider = BenchProvider(run, cache_marks=cache_marks)
-        agent = Agent(
-            provider,
-            run.toolbox(root),
-            config=AgentConfig(system=DEFAULT_SYSTEM, max_steps=4 * TURNS),
-            context_config=config,
-            pins=PINS,
-        )
+        toolbox = run.toolbox(root)
+        # The engine's cache lifetimes run on the simulated clock, like the simulator's.
+        context = Context(DEFAULT_SYSTEM, toolbox.specs, config=config, clock=lambda: run.clock.now)
+        agent = Agent(provider, toolbox, config=AgentConfig(max_steps=4 * TURNS), context=context, pins=PINS)
         for phase in PHASES:
             run.clock.advance(phase.pause_before)
             result = agent.run(phase.request)
@@ -268,22 +281,44 @@ def _seed_compress(run: Run, messages: list[dict[str, Any]]) -> tuple[list[dict[
     return [{"role": "user", "content": f"[Summary of earlier conversation]\n{summary}"}, *pad, *recent], 1
 
 
+PREVIOUS: dict[str, Any] = {"policy": "fraction", "summary": "transcript", "clear_after": None}
+"""The engine before issue 9's levers: compact past a fraction of the window, summarise a flattened transcript."""
+
 POLICIES: list[Policy] = [
     agent_policy(
-        "naive", "full replay: no cache marks, no compaction", ContextConfig(compact_at=10**9), cache_marks=False
+        "naive",
+        "full replay: no cache marks, no compaction",
+        ContextConfig(compact_at=10**9, **PREVIOUS),
+        cache_marks=False,
     ),
     seed_policy(),
-    agent_policy("previous default", "Context() as on this branch: rolling cache marks, compact at 80% of the window"),
+    agent_policy("previous default", "rolling cache marks, compact at 80% of the window", ContextConfig(**PREVIOUS)),
     agent_policy(
         "previous default, 12k/4",
         "the same engine with the seed's thresholds (--compact-at 12000 --keep-turns 4)",
-        ContextConfig(compact_at=12_000, keep_turns=4),
+        ContextConfig(compact_at=12_000, keep_turns=4, **PREVIOUS),
     ),
-    # The engine rework's levers, one line each once merged, e.g.:
-    # agent_policy("summary reads the cache", "...", ContextConfig(compact_at=12_000, keep_turns=4, ...)),
-    # agent_policy("cost-aware compaction", "...", ContextConfig(...)),
-    # agent_policy("tool-output clearing", "...", ContextConfig(...)),
-    # agent_policy("new default", "Context() after the rework"),
+    agent_policy(
+        "summary reads the cache, 12k/4",
+        "lever 1 alone: the summary is asked at the end of the window, a cache read",
+        ContextConfig(compact_at=12_000, keep_turns=4, **{**PREVIOUS, "summary": "cached"}),
+    ),
+    agent_policy(
+        "cost-aware compaction",
+        "lever 2 alone: compact when the cache prices say it pays (transcript summary)",
+        ContextConfig(**{**PREVIOUS, "policy": "cost"}),
+    ),
+    agent_policy(
+        "tool-output clearing",
+        "lever 3 alone: results older than 8 turns become stubs, in batches, when it pays",
+        ContextConfig(**{**PREVIOUS, "clear_after": 8}),
+    ),
+    agent_policy(
+        "levers, fraction policy",
+        "cached summary and clearing, compacting only past 80% of the window",
+        ContextConfig(policy="fraction"),
+    ),
+    agent_policy("new default", "ContextConfig(): every lever at its default (cost policy)", ContextConfig()),
 ]
 
 
@@ -311,8 +346,10 @@ def measure(policy: Policy) -> dict[str, Any]:
         "summary_usd": round(total(summaries).usd, 6) if summaries else 0.0,
         "summary_tokens": _tokens(total(summaries)) if summaries else None,
         "probes": run.probes,
-        "probes_answered": sum(run.probes.values()),
-        "pins_in_every_request": run.pinned_requests == run.turn,
+        "probes_present": sum(v == "present" for v in run.probes.values()),
+        "probes_answered": sum(v in ("present", "recovered") for v in run.probes.values()),
+        "rereads": run.rereads,
+        "pins_in_every_request": run.pinned_requests == run.turn_requests,
         "requests_with_all_pins": run.pinned_requests,
         "largest_request_tokens": max(c.input_tokens for c in calls),
         "estimate_error_after_compaction": [round(e, 4) for e in run.estimate_errors],
@@ -344,7 +381,7 @@ def _tokens(call: SimCall) -> dict[str, int]:
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
         f"{'policy':<26} {'USD':>8} {'x naive':>8} {'uncached':>9} {'read':>9} {'write':>8} {'output':>7} "
-        f"{'compact':>7} {'summary $':>9} {'probes':>6} {'pins':>5}"
+        f"{'compact':>7} {'summary $':>9} {'probes':>10} {'pins':>5}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
@@ -352,7 +389,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"{r['policy']:<26} {r['usd']:>8.3f} {r['ratio_to_naive']:>8.3f} {t['uncached']:>9,} {t['cache_read']:>9,} "
             f"{t['cache_write_5m'] + t['cache_write_1h']:>8,} {t['output']:>7,} {r['compactions']:>7} "
-            f"{r['summary_usd']:>9.3f} {r['probes_answered']:>4}/{len(PROBES)} "
+            f"{r['summary_usd']:>9.3f} {r['probes_answered']:>4}/{len(PROBES)} ({r['probes_present']}) "
             f"{'all' if r['pins_in_every_request'] else 'LOST':>5}"
         )
     lines.append("\nmisses by cause (requests that read less than the cache held; see SimCall.miss):")

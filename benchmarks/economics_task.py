@@ -9,9 +9,11 @@ twice, a protected file once). Two constraints are pinned from the start; a thir
 an ordinary user request.
 
 Probes: at a given turn the task needs a fact first seen many turns earlier: a value inside a file,
-an error message, a constraint from a user message. A probe counts as answered when the fact is in
-the request the model sees at that turn (a kept turn, the summary or record, a pin). The scripted
-model never forgets and never re-reads on its own; the scripted summarizer names the files read and
+an error message, a constraint from a user message. A probe is "present" when the fact is in the
+request the model sees at that turn (a kept turn, the summary or record, a pin); "recovered" when it
+is not, but the request names the file it is in (the record's files, a stub of cleared output) and
+the model reads that file again first, as a capable model does and as stubs tell it to (the extra
+turn is billed like any other); otherwise "lost". The scripted summarizer names the files read and
 written but no file content, error or constraint: probes measure what the engine carries itself.
 
 The model of time: a model turn takes 2 s plus 1 s per 50 output tokens; a tool call 0.1 to 0.4 s;
@@ -134,6 +136,9 @@ class Probe:
     fact: str
     turn: int
     """The turn (1-based, counting model turns only) whose request must carry the fact."""
+    source: str | None = None
+    """The file the fact is in: a model that no longer sees the fact, but sees this path named (in a
+    summary's record, or a stub of cleared output), reads it again before going on."""
 
 
 def read(path: str, text: str = "", **extra: int) -> Step:
@@ -228,9 +233,9 @@ PHASES = (
 TURNS = sum(len(p.steps) for p in PHASES)
 
 PROBES = (
-    Probe("limit value in config/limits.toml", "file content", FACT_LIMIT, 40),
+    Probe("limit value in config/limits.toml", "file content", FACT_LIMIT, 40, "config/limits.toml"),
     Probe("protected-file refusal", "error message", ERROR_PROTECTED, 40),
-    Probe("pool recycle value in src/service/db.py", "file content", FACT_POOL, 42),
+    Probe("pool recycle value in src/service/db.py", "file content", FACT_POOL, 42, "src/service/db.py"),
     Probe("missing docs/deploy.md", "error message", ERROR_MISSING, 42),
     Probe("durations in milliseconds", "constraint (user message)", CONSTRAINT_MS, TURNS),
 )

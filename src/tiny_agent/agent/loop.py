@@ -28,6 +28,7 @@ __all__ = [
     "INTERRUPTED_BY_USER",
     "Agent",
     "AgentConfig",
+    "ClearEvent",
     "CompactionEvent",
     "CompactionFailedEvent",
     "Event",
@@ -124,7 +125,16 @@ class CompactionFailedEvent:
     error: CompactionError
 
 
-Event = TurnEvent | ToolEvent | CompactionEvent | CompactionFailedEvent | TextDelta | RetryNotice
+@dataclass(frozen=True)
+class ClearEvent:
+    """Old tool output was replaced by stubs (the log keeps it)."""
+
+    results: int
+    tokens_before: int
+    tokens_after: int
+
+
+Event = TurnEvent | ToolEvent | CompactionEvent | CompactionFailedEvent | ClearEvent | TextDelta | RetryNotice
 
 
 @dataclass
@@ -263,6 +273,10 @@ class Agent:
         self._emit(result, ToolEvent(step, call, outcome, seconds))
 
     def _maybe_compact(self, result: RunResult) -> None:
+        before = self.context.context_tokens()
+        cleared = self.context.maybe_clear(self.provider)
+        if cleared:
+            self._emit(result, ClearEvent(cleared, before, self.context.context_tokens()))
         calls_before = len(self.context.ledger.calls)
         try:
             compaction = self.context.maybe_compact(self.provider)

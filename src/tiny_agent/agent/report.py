@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from tiny_agent.agent.loop import CompactionEvent, CompactionFailedEvent, Event, ToolEvent, TurnEvent
+from tiny_agent.agent.loop import ClearEvent, CompactionEvent, CompactionFailedEvent, Event, ToolEvent, TurnEvent
 from tiny_agent.context.tokens import TokenLedger
 from tiny_agent.types import RetryNotice, TextDelta, Usage
 
@@ -36,7 +36,9 @@ def format_event(event: Event) -> str:
     match event:
         case TurnEvent(step=step, call=call):
             prefill = f" · prefill {call.prefill_ms / 1000:.2f}s" if call.prefill_ms is not None else ""
-            return f"[turn {step} · {format_usage(call.usage)} · {_cost(call.cost_usd)} · {call.seconds:.1f}s{prefill}]"
+            miss = f" · cache miss: {call.miss}" if call.miss else ""
+            usage = format_usage(call.usage)
+            return f"[turn {step} · {usage} · {_cost(call.cost_usd)} · {call.seconds:.1f}s{prefill}{miss}]"
         case ToolEvent(call=call, result=result):
             args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:60]}" for k, v in call.input.items())
             first = result.content.splitlines()[0] if result.content else ""
@@ -48,6 +50,8 @@ def format_event(event: Event) -> str:
                 f"[compacted · {c.compacted_messages} messages -> summary · "
                 f"context {_n(c.tokens_before)} -> {_n(c.tokens_after)} tokens{cost}]"
             )
+        case ClearEvent(results=count, tokens_before=before, tokens_after=after):
+            return f"[cleared {count} old tool result(s) · context {before:,} -> {after:,} tokens · the log keeps them]"
         case CompactionFailedEvent(error=error):
             return f"[compaction failed, history kept as it was: {error}]"
         case RetryNotice(attempt=attempt, max_attempts=most, wait_seconds=wait, reason=reason):

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from tiny_agent.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 __all__ = [
+    "CACHED_SUMMARY_INSTRUCTIONS",
     "SUMMARY_INSTRUCTIONS",
+    "SUMMARY_OPENING",
     "Compaction",
     "Summarizer",
     "WorkRecord",
@@ -30,15 +32,28 @@ __all__ = [
 Summarizer = Callable[[str], str]
 """Takes the flattened transcript to compact, returns the summary prose. Raises on failure."""
 
-SUMMARY_INSTRUCTIONS = (
-    "You are compacting the conversation so far to free the context window. Below is the part of the "
-    "transcript that will be replaced by your summary. Write one dense paragraph for yourself: the goal, "
-    "what was done and found, decisions made, and what remains to do next. Keep file paths, names and "
-    "numbers exactly. Do not call tools. No preamble."
+SUMMARY_OPENING = "You are compacting the conversation so far to free the context window."
+"""How every summary request starts, whichever way it is sent."""
+_SUMMARY_BODY = (
+    "Write one dense paragraph for yourself: the goal, what was done and found, decisions made, and what "
+    "remains to do next. Keep file paths, names, numbers and error messages exactly. Do not call tools. No preamble."
 )
+SUMMARY_INSTRUCTIONS = (
+    f"{SUMMARY_OPENING} Below is the part of the transcript that will be replaced by your summary. {_SUMMARY_BODY}"
+)
+"""For a summary from a flattened transcript (the fallback, and custom summarizers)."""
+CACHED_SUMMARY_INSTRUCTIONS = (
+    f"{SUMMARY_OPENING} Summarise the conversation above; the newest turns (the last {{keep}}) will be kept "
+    f"verbatim after your summary, so focus on what came before them. {_SUMMARY_BODY}"
+)
+"""Appended as the last user turn of the window itself, so the summary call reads the cached prefix."""
 
 _RESULT_CHARS = 1500
 _REQUEST_CHARS = 600
+_NEWEST_REQUESTS = 5
+"""Requests kept verbatim in the record; older ones are counted, so a session of thousands of turns
+keeps a record of bounded size and keeps compacting."""
+_PATHS_SHOWN = 30
 
 
 def is_legal_cut(messages: Sequence[Message], cut: int) -> bool:
@@ -120,20 +135,33 @@ class WorkRecord:
         path = str(call.input.get("path", ".")) if call else ""
         target = {"read_file": self.files_read, "write_file": self.files_written, "list_dir": self.dirs_listed}
         bucket = target.get(name)
-        if bucket is not None and path not in bucket:
+        if bucket is not None:
+            if path in bucket:
+                bucket.remove(path)  # newest last: the cap keeps the most recently used paths
             bucket.append(path)
 
     def render(self) -> str:
+        """The record as text, bounded whatever the length of the history."""
+        older = len(self.requests) - _NEWEST_REQUESTS
+        requests = self.requests[-_NEWEST_REQUESTS:]
+        if older > 0:
+            requests = [f"({older} earlier, the first: {_clip(self.requests[0], 100)})", *requests]
         rows = [
-            ("User requests", " | ".join(self.requests)),
+            ("User requests", " | ".join(requests)),
             ("Constraints (always apply)", " | ".join(self.constraints)),
-            ("Files read", ", ".join(self.files_read)),
-            ("Files written", ", ".join(self.files_written)),
-            ("Directories listed", ", ".join(self.dirs_listed)),
+            ("Files read", _paths(self.files_read)),
+            ("Files written", _paths(self.files_written)),
+            ("Directories listed", _paths(self.dirs_listed)),
             ("Tool calls", ", ".join(f"{n} x{c}" for n, c in sorted(self.tool_calls.items()))),
             ("Errors met", " | ".join(self.errors[-10:])),
         ]
         return "\n".join(f"- {k}: {v}" for k, v in rows if v)
+
+
+def _paths(paths: Sequence[str]) -> str:
+    shown = ", ".join(paths[-_PATHS_SHOWN:])
+    hidden = len(paths) - _PATHS_SHOWN
+    return f"{shown} (and {hidden} more)" if hidden > 0 else shown
 
 
 def _clip(text: str, limit: int) -> str:

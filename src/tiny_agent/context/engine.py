@@ -18,15 +18,17 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+from tiny_agent.context import shrink
 from tiny_agent.context.cache import fingerprint, plan_cache
-from tiny_agent.context.compaction import SUMMARY_INSTRUCTIONS, Compaction, Summarizer, WorkRecord, choose_cut, flatten
+from tiny_agent.context.compaction import SUMMARY_INSTRUCTIONS, Compaction, Summarizer
+from tiny_agent.context.diagnosis import Before, diagnose, rules_for
 from tiny_agent.context.legality import check_anthropic_body, check_openai_body, drop_empty_text, repair
 from tiny_agent.context.log import Log, MemoryLog, new_entry
-from tiny_agent.context.state import State, window
+from tiny_agent.context.state import State, render_prompt, spec_dict, spec_of, system_blocks, window
 from tiny_agent.context.tokens import CallRecord, TokenLedger, prompt_chars
 from tiny_agent.errors import CompactionError, ConfigError, IllegalRequestError
 from tiny_agent.providers.base import Provider
@@ -65,6 +67,18 @@ class ContextConfig:
     """Override of the model's window in tokens; by default the provider says, else 128,000."""
     summary_max_tokens: int = 1024
     """Output cap of the summary call."""
+    policy: Literal["cost", "fraction"] = "cost"
+    """When to compact: "fraction" only past ``compact_at``; "cost" also as soon as the provider's cache
+    prices say a compaction pays for itself over ``horizon_turns`` (see ``context.policy``)."""
+    summary: Literal["cached", "transcript"] = "cached"
+    """How the summary is asked for: "cached" at the end of the window itself, so the call reads the
+    cache; "transcript" from a flattened copy of what is replaced (the fallback either way)."""
+    clear_after: int | None = 8
+    """Tool output older than this many turns is replaced by a stub (when that pays); None never clears."""
+    clear_min_tokens: int = 2000
+    """Clear only in batches of at least this many tokens, so the cached prefix changes rarely."""
+    horizon_turns: int = 10
+    """How many more turns the cost policies assume the conversation runs."""
 
     def __post_init__(self) -> None:
         if not self.compact_at > 0 or self.compact_at == float("inf"):  # also refuses NaN
@@ -73,6 +87,14 @@ class ContextConfig:
             raise ConfigError(f"keep_turns must be at least 1, not {self.keep_turns}")
         if self.context_window is not None and self.context_window < 1:
             raise ConfigError(f"context_window must be positive, not {self.context_window}")
+        if self.policy not in ("cost", "fraction"):
+            raise ConfigError(f"policy must be 'cost' or 'fraction', not {self.policy!r}")
+        if self.summary not in ("cached", "transcript"):
+            raise ConfigError(f"summary must be 'cached' or 'transcript', not {self.summary!r}")
+        if self.clear_after is not None and self.clear_after < 1:
+            raise ConfigError(f"clear_after must be at least 1 turn (or None), not {self.clear_after}")
+        if self.horizon_turns < 1 or self.summary_max_tokens < 1 or self.clear_min_tokens < 0:
+            raise ConfigError("horizon_turns and summary_max_tokens must be positive, clear_min_tokens not negative")
 
     def settings(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -98,10 +120,15 @@ class Context:
         pins: Iterable[str] = (),
         config: ContextConfig | None = None,
         log: Log | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
-        self._log: Log = log if log is not None else MemoryLog()
+        self.clock = clock
+        """Seconds since the epoch, for cache lifetimes; a simulation passes its own (with its log's)."""
+        self._log: Log = log if log is not None else MemoryLog(clock=clock)
         self._state = State.of(self._log.entries)
-        self._tools = tuple(_spec_of(t) for t in self._state.settings.get("tools") or ())
+        self._tools = tuple(spec_of(t) for t in self._state.settings.get("tools") or ())
+        self._previous_prompt: Prompt | None = None
+        """The newest request's prompt, for the miss diagnosis's excerpts (the log has its fingerprint)."""
         self._failed_at: int | None = None
         """Context size when the last summary call failed; the next try waits for growth."""
         fresh = not self._state.settings
@@ -111,7 +138,7 @@ class Context:
         if config is not None or fresh:
             settings.update((config or ContextConfig()).settings())
         if tools is not None or fresh:
-            settings["tools"] = [_spec_dict(t) for t in tools or ()]
+            settings["tools"] = [spec_dict(t) for t in tools or ()]
         self.configure(**settings)
         for pin in pins:
             self.pin(pin)
@@ -161,7 +188,7 @@ class Context:
 
     @tools.setter
     def tools(self, specs: Iterable[ToolSpec]) -> None:
-        self.configure(tools=[_spec_dict(t) for t in specs])
+        self.configure(tools=[spec_dict(t) for t in specs])
 
     @property
     def system(self) -> str:
@@ -189,7 +216,7 @@ class Context:
         ContextConfig(**{k: v for k, v in merged.items() if k in _CONFIG_KEYS})  # raises ConfigError
         self.append([new_entry("config", settings=changed)])
         if "tools" in changed:
-            self._tools = tuple(_spec_of(t) for t in merged["tools"])
+            self._tools = tuple(spec_of(t) for t in merged["tools"])
 
     def add(self, message: Message) -> None:
         """Append a message. Blank text blocks are dropped (no API accepts them); a reply left with
@@ -262,11 +289,7 @@ class Context:
 
     def system_blocks(self) -> tuple[str, ...]:
         """Stable first: the base system prompt, then the pinned constraints."""
-        blocks = [self.system] if self.system else []
-        if self._state.pins:
-            lines = "\n".join(f"- {p}" for p in self._state.pins)
-            blocks.append(f"<constraints>\nThe user set these constraints. They always apply:\n{lines}\n</constraints>")
-        return tuple(blocks)
+        return system_blocks(self._state)
 
     def window(self) -> list[Message]:
         """The messages the model sees now: the newest summary, then everything after its cut."""
@@ -280,9 +303,14 @@ class Context:
         tool_grammar: Mapping[str, Mapping[str, Any]] | None = None,
         compaction: Compaction | None = None,
     ) -> Prompt:
-        messages = tuple(window(self._state, compaction))
-        plan = plan_cache(messages)
-        return Prompt(self.system_blocks(), self.tools, messages, plan, tool_choice, max_tokens, tool_grammar or {})
+        """What the model would see now (see ``state.render_prompt``)."""
+        return render_prompt(
+            self._state,
+            tool_choice=tool_choice,
+            max_tokens=max_tokens,
+            tool_grammar=tool_grammar,
+            compaction=compaction,
+        )
 
     def render(self, provider: Provider, prompt: Prompt | None = None) -> dict[str, Any]:
         """The exact body ``provider`` would send now, checked; repaired if the check finds a fault."""
@@ -318,9 +346,9 @@ class Context:
         on_event: OnProviderEvent | None = None,
     ) -> ModelResponse:
         """Render, check, send; the response joins the log and its usage the ledger."""
-        return self._call(provider, self.prompt(tool_grammar=tool_grammar), "turn", stream=stream, on_event=on_event)
+        return self.call(provider, self.prompt(tool_grammar=tool_grammar), "turn", stream=stream, on_event=on_event)
 
-    def _call(
+    def call(
         self,
         provider: Provider,
         prompt: Prompt,
@@ -332,17 +360,13 @@ class Context:
         """One model call, on the record: a ``call`` entry is committed before the send, and the
         response (for a turn) with its ``call_done`` after it, or a ``call_failed``."""
         prompt, body = self.legal(provider, prompt)
+        before = self._before()
+        prints = fingerprint(prompt)
+        chars = prompt_chars(prompt)
         (opened,) = self.append(
-            [
-                new_entry(
-                    "call",
-                    purpose=purpose,
-                    model=provider.model,
-                    chars=prompt_chars(prompt),
-                    fingerprint=fingerprint(prompt),
-                )
-            ]
+            [new_entry("call", purpose=purpose, model=provider.model, chars=chars, fingerprint=prints)]
         )
+        self._previous_prompt = prompt
         started = time.monotonic()
         try:
             response = provider.stream(body, on_event=on_event) if stream else provider.send(body, on_event=on_event)
@@ -352,6 +376,8 @@ class Context:
                 self.append([new_entry("call_failed", call=opened.seq, error=reason)])
             raise
         seconds = time.monotonic() - started
+        rules, ttl = rules_for(provider, str(getattr(provider, "cache_ttl", "5m")))
+        miss = diagnose(before, prompt, prints, provider.model, response.usage, self.clock(), rules, ttl)
         record = CallRecord(
             response.usage,
             provider.price(response.usage),
@@ -360,7 +386,9 @@ class Context:
             response.prefill_ms,
             purpose,
             response.stop_reason,
+            miss,
         )
+        self._log_estimate_error(purpose, chars, response)
         done = new_entry("call_done", call=opened.seq, **record.to_body())
         if purpose == "turn":
             message = drop_empty_text(response.message)
@@ -370,6 +398,29 @@ class Context:
         else:
             self.append([done])
         return response
+
+    def _before(self) -> Before | None:
+        """The previous request, for the miss diagnosis: its fingerprint and size from the log, its
+        text from memory (or, after a resume, re-rendered from the log as it stood then)."""
+        done = self._state.last_done
+        if done is None:
+            return None
+        opened, record = done
+        prompt = self._previous_prompt
+        if prompt is None and opened.purpose == "turn":
+            prompt = render_prompt(State.of(e for e in self.entries if e.seq < opened.seq))
+        return Before(
+            opened.at, opened.model, opened.fingerprint, record.usage.input_tokens, prompt, self._state.changes
+        )
+
+    def _log_estimate_error(self, purpose: str, chars: int, response: ModelResponse) -> None:
+        """After a compaction, how far the engine's estimate of the new window was from the truth."""
+        measured = response.usage.input_tokens
+        if purpose != "turn" or not measured or not self._state.compactions or "compaction" not in self._state.changes:
+            return
+        estimate = self._state.compactions[-1].tokens_after or 0
+        log.debug("size estimate after compaction: %s tokens, measured %s (%+.1f%%)", estimate, measured,
+                  100 * (estimate - measured) / measured)  # fmt: skip
 
     # -- size and compaction ------------------------------------------------------------------
 
@@ -400,7 +451,7 @@ class Context:
 
     def compact(
         self,
-        summarizer: Summarizer,
+        summarizer: Summarizer | None = None,
         *,
         keep_turns: int | None = None,
         provider: Provider | None = None,
@@ -409,86 +460,55 @@ class Context:
     ) -> Compaction | None:
         """Replace all but the newest turns by a summary. None when there is nothing worth compacting.
 
+        The summary comes from ``summarizer`` (given the flattened transcript of what is replaced),
+        or else from ``provider``, asked at the end of the window so the call reads the cache.
         Without ``keep_turns``, keeps up to ``config.keep_turns`` turns, fewer if the kept turns
         alone would leave less than half the threshold free. Does nothing if the part to summarise
         is estimated below ``min_tokens``. The log keeps every message; only the window changes.
-        If ``summarizer`` fails or returns nothing, CompactionError is raised and the history is
-        exactly as it was.
+        If the summary fails or is empty, CompactionError is raised and the history is as it was.
         """
-        state = self._state
-        base = state.base
-        recent = state.messages[base:]
-        cut = choose_cut(recent, keep_turns) if keep_turns else self._fitting_cut(recent, provider)
-        if cut is None or self.ledger.estimate(recent[:cut]) < min_tokens:
-            return None
-        before = tokens_before if tokens_before is not None else self.context_tokens(provider)
-        transcript = flatten(recent[:cut])
-        if state.compactions:
-            transcript = f"{state.compactions[-1].text()}\n\n{transcript}"
-        try:
-            prose = summarizer(transcript)
-        except Exception as exc:
-            raise CompactionError(f"the summary call failed, history left unchanged: {exc}") from exc
-        if not prose or not prose.strip():
-            raise CompactionError("the summary call returned no text, history left unchanged")
-        record = WorkRecord.from_messages(state.messages[: base + cut], state.pins).render()
-        candidate = Compaction(base + cut, prose, record, before)
-        after = self.context_tokens(provider, self.prompt(compaction=candidate))
-        if after >= before:
-            raise CompactionError(
-                f"the summary ({after:,} tokens with the kept turns) is not smaller than what it replaces "
-                f"({before:,}); history left unchanged"
-            )
-        self.append(
-            [
-                new_entry(
-                    "compaction",
-                    cut=state.starts[base + cut],
-                    messages=base + cut,
-                    summary=prose,
-                    record=record,
-                    tokens_before=before,
-                    tokens_after=after,
-                )
-            ]
+        return shrink.compact(
+            self,
+            summarizer,
+            keep_turns=keep_turns,
+            provider=provider,
+            min_tokens=min_tokens,
+            tokens_before=tokens_before,
         )
-        return state.compactions[-1]
-
-    def _fitting_cut(self, recent: Sequence[Message], provider: Provider | None) -> int | None:
-        """The cut keeping the most turns (up to ``keep_turns``) whose kept part fits in half the threshold."""
-        fixed = self.ledger.estimate_prompt(Prompt(self.system_blocks(), self.tools, ()))
-        budget = self.threshold(provider) // 2 - fixed - self.config.summary_max_tokens
-        cut = None
-        for keep in range(self.config.keep_turns, 0, -1):
-            cut = choose_cut(recent, keep)
-            if cut is not None and self.ledger.estimate(recent[cut:]) <= budget:
-                return cut
-        return cut  # even one turn is over budget: keep just that one
 
     def needs_compaction(self, provider: Provider | None = None) -> bool:
         return self.context_tokens(provider) > self.threshold(provider)
 
     def maybe_compact(self, provider: Provider) -> Compaction | None:
-        """Compact with ``provider`` as the summarizer if the context passed the threshold.
+        """Compact with ``provider`` when the policy says so: past the threshold always; with the
+        "cost" policy also as soon as the cache prices say the compaction pays for itself.
 
         After a failed summary, waits until the context has grown by a tenth before trying again,
         rather than paying for a failing call on every turn.
         """
         tokens = self.context_tokens(provider)
-        if tokens <= self.threshold(provider):
+        over = tokens > self.threshold(provider)
+        if not over and self.config.policy != "cost":
             return None
         if self._failed_at is not None and tokens < self._failed_at * 1.1:
+            return None
+        if not over and not shrink.worth_compacting(self, provider, tokens):
             return None
         try:
             # A summary must replace more than it costs, or every turn would compact again.
             min_tokens = 2 * self.config.summary_max_tokens
-            summarizer = self.summarizer(provider)
-            compaction = self.compact(summarizer, provider=provider, min_tokens=min_tokens, tokens_before=tokens)
+            keep = None if over else self.config.keep_turns
+            compaction = self.compact(provider=provider, keep_turns=keep, min_tokens=min_tokens, tokens_before=tokens)
         except CompactionError:
             self._failed_at = tokens
             raise
         self._failed_at = None
         return compaction
+
+    def maybe_clear(self, provider: Provider | None = None) -> int:
+        """Replace tool output older than ``config.clear_after`` turns by stubs, in one batch, when it
+        pays; returns how many results were cleared (the log keeps them all)."""
+        return shrink.clear_old_output(self, provider)
 
     def summarizer(self, provider: Provider) -> Summarizer:
         """A summarizer that calls ``provider`` with this context's own system and tools first, so
@@ -504,20 +524,12 @@ class Context:
                 tool_choice="none",
                 max_tokens=self.config.summary_max_tokens,
             )
-            return self._call(provider, prompt, "compaction").message.text
+            return self.call(provider, prompt, "compaction").message.text
 
         return summarize
 
 
 _MISSING = object()
-
-
-def _spec_dict(spec: ToolSpec) -> dict[str, Any]:
-    return {"name": spec.name, "description": spec.description, "input_schema": dict(spec.input_schema)}
-
-
-def _spec_of(data: Mapping[str, Any]) -> ToolSpec:
-    return ToolSpec(str(data["name"]), str(data.get("description", "")), dict(data.get("input_schema") or {}))
 
 
 def _check(provider: Provider, body: dict[str, Any]) -> list[str]:

@@ -9,8 +9,6 @@ from typing import Literal
 
 from tiny_agent.context.engine import Context
 from tiny_agent.context.log import MemoryLog
-from tiny_agent.providers.anthropic import AnthropicProvider
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
 from tiny_agent.store.base import SessionInfo
 from tiny_agent.store.migrations import SCHEMA_VERSION
 from tiny_agent.types import Entry, Prompt
@@ -32,7 +30,14 @@ def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat 
         return
     context = Context(log=MemoryLog(entries))
     model = str(context.settings.get("model") or "unknown")
-    renderer = AnthropicProvider(model=model, api_key="unused") if fmt == "anthropic" else None
     prompt = Prompt(context.system_blocks(), context.tools, context.messages)
-    body = (renderer or OpenAICompatProvider(model=model, api_key="unused")).render(prompt)
+    # Each SDK takes a second to import: only the one asked for is loaded.
+    if fmt == "anthropic":
+        from tiny_agent.providers.anthropic import AnthropicProvider
+
+        body = AnthropicProvider(model=model, api_key="unused").render(prompt)
+    else:
+        from tiny_agent.providers.openai_compat import OpenAICompatProvider
+
+        body = OpenAICompatProvider(model=model, api_key="unused").render(prompt)
     yield json.dumps(body, ensure_ascii=False, indent=2)

@@ -18,7 +18,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from tiny_agent.store.base import NewEntry, Store
@@ -85,17 +85,18 @@ class Log(Protocol):
 
 
 class MemoryLog:
-    """Entries in this process only."""
+    """Entries in this process only. ``clock`` stamps them (a simulation may pass its own)."""
 
-    def __init__(self, entries: Sequence[Entry] = ()) -> None:
+    def __init__(self, entries: Sequence[Entry] = (), *, clock: Callable[[], float] = time.time) -> None:
         self._entries = list(entries)
+        self.clock = clock
 
     @property
     def entries(self) -> Sequence[Entry]:
         return self._entries
 
     def append(self, batch: Sequence[NewEntry]) -> list[Entry]:
-        now = time.time()
+        now = self.clock()
         start = len(self._entries)
         written = [Entry(kind, body, uuid.uuid4().hex, start + i, now) for i, (kind, body) in enumerate(batch)]
         self._entries.extend(written)

@@ -12,14 +12,15 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.compaction import Compaction
 from tiny_agent.context.log import blocks_of, response_message, tool_result_of
 from tiny_agent.context.tokens import CallRecord, TokenLedger
-from tiny_agent.types import Entry, Message, TextBlock, ToolResultBlock
+from tiny_agent.types import Entry, Message, Prompt, TextBlock, ToolResultBlock, ToolSpec
 
-__all__ = ["OpenCall", "State", "window"]
+__all__ = ["OpenCall", "State", "render_prompt", "spec_dict", "spec_of", "system_blocks", "window"]
 
 PREFIX_KINDS = {"compaction", "clear", "pin"}
 """Entries that change the rendered prefix, so a size measured before them no longer holds."""
@@ -55,6 +56,10 @@ class State:
     last_call: OpenCall | None = None
     """The newest call (turn or summary); what the next request is compared with to explain a miss."""
     last_turn_call: OpenCall | None = None
+    last_done: tuple[OpenCall, CallRecord] | None = None
+    """The newest call that got its answer, with its record: the request a new one is compared with."""
+    changes: list[str] = field(default_factory=list)
+    """What changed the window since the newest call ("compaction", "clear"): expected cache misses."""
     pending: list[str] = field(default_factory=list)
     """tool_use ids of the newest response that have no result yet."""
     epoch: int = 0
@@ -91,8 +96,10 @@ class State:
             self.compactions.append(
                 Compaction(cut, body["summary"], body["record"], body.get("tokens_before"), body.get("tokens_after"))
             )
+            self.changes.append("compaction")
         elif kind == "clear":
             self.stubs.update(body.get("stubs") or {})
+            self.changes.append("clear")
         elif kind == "call":
             call = OpenCall(
                 entry.seq,
@@ -104,6 +111,7 @@ class State:
             )
             self.open_calls[entry.seq] = call
             self.last_call = call
+            self.changes = []
             if call.purpose == "turn":
                 self.last_turn_call = call
         elif kind == "call_done":
@@ -138,6 +146,8 @@ class State:
         opened = self.open_calls.pop(int(body["call"]), None)
         record = CallRecord.from_body(body, at=entry.at)
         self.ledger.record(record, chars=opened.chars if opened else None)
+        if opened is not None:
+            self.last_done = (opened, record)
         usage = record.usage
         if record.purpose == "turn" and usage.input_tokens is not None:
             self.measured = (len(self.messages), self.epoch, usage.input_tokens + (usage.output_tokens or 0))
@@ -175,3 +185,38 @@ def _with_stubs(message: Message, stubs: Mapping[str, str]) -> Message:
         for b in message.content
     )
     return Message("user", blocks)
+
+
+def spec_dict(spec: ToolSpec) -> dict[str, Any]:
+    return {"name": spec.name, "description": spec.description, "input_schema": dict(spec.input_schema)}
+
+
+def spec_of(data: Mapping[str, Any]) -> ToolSpec:
+    return ToolSpec(str(data["name"]), str(data.get("description", "")), dict(data.get("input_schema") or {}))
+
+
+def system_blocks(state: State) -> tuple[str, ...]:
+    """Stable first: the base system prompt, then the pinned constraints."""
+    system = str(state.settings.get("system", ""))
+    blocks = [system] if system else []
+    if state.pins:
+        lines = "\n".join(f"- {p}" for p in state.pins)
+        blocks.append(f"<constraints>\nThe user set these constraints. They always apply:\n{lines}\n</constraints>")
+    return tuple(blocks)
+
+
+def render_prompt(
+    state: State,
+    *,
+    tool_choice: Literal["auto", "none"] = "auto",
+    max_tokens: int | None = None,
+    tool_grammar: Mapping[str, Mapping[str, Any]] | None = None,
+    compaction: Compaction | None = None,
+) -> Prompt:
+    """The request the state renders to: a pure function, so the same entries always give the same
+    prompt (in this process, after a resume, or replayed under another policy)."""
+    tools = tuple(spec_of(t) for t in state.settings.get("tools") or ())
+    messages = tuple(window(state, compaction))
+    return Prompt(
+        system_blocks(state), tools, messages, plan_cache(messages), tool_choice, max_tokens, tool_grammar or {}
+    )

@@ -1,0 +1,149 @@
+"""Why did the cache miss? A miss never throws; it only shows on the invoice. So after every call
+that read less of the prompt cache than the previous request left there, name the cause.
+
+The causes are checked in prefix order, because the cache is a prefix: the first layer that
+changed (tools, then the system prompt, then the pins, then the messages) decides, and whatever
+follows it cannot be read however identical it is. Then what changes nothing in the bytes: the
+entry expired (TTL), the previous request was below the model's minimum cacheable length, or the
+newest breakpoint sits more than 20 blocks past the entry (Anthropic's lookback). What is left is
+said plainly as unexplained (the provider evicted the entry, or routed the request elsewhere).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from tiny_agent.context.cache import shared_layers
+from tiny_agent.providers.base import Provider
+from tiny_agent.providers.cache_rules import LOOKBACK_BLOCKS, CacheRules, cache_rules
+from tiny_agent.types import Message, Prompt, Usage
+
+__all__ = ["Before", "diagnose", "first_difference", "rules_for"]
+
+TOLERANCE = 0.9
+"""A read of at least 90% of the previous request counts as a hit: chat templates re-render the last
+reply a little differently on llama.cpp, and OpenAI counts cached tokens in steps of 128."""
+
+
+@dataclass(frozen=True)
+class Before:
+    """What is known about the previous request."""
+
+    at: float
+    model: str
+    fingerprint: Mapping[str, object]
+    input_tokens: int | None
+    prompt: Prompt | None
+    """Its full text, when this process still has it (for the exact place and an excerpt)."""
+    changes: Sequence[str] = ()
+    """What the log recorded between it and now: "compaction", "clear"."""
+
+
+def rules_for(provider: Provider, ttl: str = "5m") -> tuple[CacheRules, float]:
+    """The cache rules of ``provider``'s model and the lifetime of an entry in seconds.
+
+    A llama.cpp server (the local provider) keeps any prefix in its slot until another replaces it."""
+    if provider.name == "local":
+        return CacheRules(provider.wire, provider.model, 0, increment=1), math.inf
+    rules = cache_rules(provider.model, provider.wire)
+    return rules, float(rules.ttl_seconds.get("1h" if ttl == "1h" else "5m", 300))
+
+
+def diagnose(
+    before: Before | None,
+    prompt: Prompt,
+    fingerprint: Mapping[str, object],
+    model: str,
+    usage: Usage,
+    now: float,
+    rules: CacheRules,
+    ttl_seconds: float,
+) -> str | None:
+    """The cause of a miss in one line, or None when the call read what it could (or cannot tell)."""
+    if before is None or before.input_tokens is None or usage.cache_read_tokens is None:
+        return None
+    expected = before.input_tokens
+    if expected >= rules.min_tokens and usage.cache_read_tokens >= TOLERANCE * expected - rules.increment:
+        return None
+    if model != before.model:
+        return f"model changed: {before.model} -> {model}"
+    layers, shared_messages = shared_layers(before.fingerprint, fingerprint)
+    if "tools" not in layers:
+        return "tools changed: " + _tools_change(before, prompt)
+    if "system" not in layers:
+        return "system prompt changed" + _text_change(before.prompt, prompt, 0)
+    if "pins" not in layers:
+        return "pinned constraints changed" + _text_change(before.prompt, prompt, -1)
+    for kind in ("compaction", "clear"):
+        if kind in before.changes:
+            what = "a compaction replaced" if kind == "compaction" else "clearing old tool output changed"
+            return f"{what} the conversation (expected: the next request reads the new prefix)"
+    chain = before.fingerprint.get("messages")
+    previous_messages = len(chain) if isinstance(chain, list) else 0
+    if shared_messages < previous_messages - 1:
+        return f"message #{shared_messages + 1} changed" + _message_change(before.prompt, prompt, shared_messages)
+    if now - before.at > ttl_seconds:
+        idle = now - before.at
+        return f"the cache entry expired: {idle:,.0f}s since the previous request (lifetime {ttl_seconds:,.0f}s)"
+    if expected < rules.min_tokens:
+        return (
+            f"below the minimum: the previous request ({expected:,} tokens) is shorter than {model}'s minimum "
+            f"cacheable prompt ({rules.min_tokens:,} tokens), so nothing was cached"
+        )
+    added = _blocks(prompt.messages) - _blocks(before.prompt.messages) if before.prompt else 0
+    if rules.lookback_blocks and added >= LOOKBACK_BLOCKS:
+        return f"lookback: {added} new blocks since the previous request; the cache looks back only {LOOKBACK_BLOCKS}"
+    return (
+        f"unexplained: read {usage.cache_read_tokens:,} of the {expected:,} tokens the previous request sent, "
+        "with an identical prefix (the provider may have evicted the entry)"
+    )
+
+
+def first_difference(before: str, now: str) -> int:
+    """Index of the first character where two texts differ (the length of the shorter if one extends the other)."""
+    for i, (a, b) in enumerate(zip(before, now, strict=False)):
+        if a != b:
+            return i
+    return min(len(before), len(now))
+
+
+def _excerpt(text: str, at: int) -> str:
+    start = max(0, at - 20)
+    piece = text[start : at + 30].replace("\n", " ")
+    return json.dumps(("..." if start else "") + piece + ("..." if at + 30 < len(text) else ""), ensure_ascii=False)
+
+
+def _text_change(before: Prompt | None, prompt: Prompt, index: int) -> str:
+    if before is None or not before.system or not prompt.system:
+        return ""
+    old, new = before.system[index], prompt.system[index]
+    at = first_difference(old, new)
+    return f" at character {at}: now {_excerpt(new, at)}, was {_excerpt(old, at)}"
+
+
+def _message_change(before: Prompt | None, prompt: Prompt, index: int) -> str:
+    if before is None or index >= len(before.messages) or index >= len(prompt.messages):
+        return ""
+    old = json.dumps(before.messages[index].to_dict(), ensure_ascii=False)
+    new = json.dumps(prompt.messages[index].to_dict(), ensure_ascii=False)
+    at = first_difference(old, new)
+    return f": now {_excerpt(new, at)}, was {_excerpt(old, at)}"
+
+
+def _tools_change(before: Before, prompt: Prompt) -> str:
+    names = before.fingerprint.get("tool_names")
+    old = [str(n) for n in names] if isinstance(names, list) else []
+    new = [t.name for t in prompt.tools]
+    added, removed = [n for n in new if n not in old], [n for n in old if n not in new]
+    if added or removed:
+        return ", ".join([*(f"added {n}" for n in added), *(f"removed {n}" for n in removed)])
+    if old != new:
+        return f"reordered: {', '.join(old)} -> {', '.join(new)}"
+    return "a definition changed (same names, same order)"
+
+
+def _blocks(messages: Sequence[Message]) -> int:
+    return sum(len(m.content) for m in messages)

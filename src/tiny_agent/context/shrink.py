@@ -1,0 +1,224 @@
+"""Making the window smaller: compaction (a summary replaces the older turns) and clearing (old
+tool output replaced by a stub). Both only append an entry; the log keeps every original.
+
+The summary call reads the cache: it sends the window exactly as the turns do (same tools,
+``tool_choice``, system and cache marks) with the summary request appended as the last user turn,
+so the whole conversation is a cache read. Changing ``tool_choice`` or the tools would invalidate
+the cached messages on Anthropic, so the model is asked not to call a tool rather than forbidden to.
+If it calls one anyway, it is asked once more; then the flattened transcript is summarised instead
+(the fallback, which also covers a window too big to send whole).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from tiny_agent.context.cache import plan_cache
+from tiny_agent.context.compaction import (
+    CACHED_SUMMARY_INSTRUCTIONS,
+    Compaction,
+    Summarizer,
+    WorkRecord,
+    choose_cut,
+    flatten,
+)
+from tiny_agent.context.diagnosis import rules_for
+from tiny_agent.context.log import new_entry
+from tiny_agent.context.policy import clearing_pays, compaction_pays, token_prices
+from tiny_agent.errors import CompactionError
+from tiny_agent.providers.base import Provider
+from tiny_agent.types import Message, Prompt, TextBlock, ToolResultBlock, ToolUseBlock
+
+if TYPE_CHECKING:
+    from tiny_agent.context.engine import Context
+
+__all__ = ["cached_summary", "clear_old_output", "compact", "plan_clearing", "worth_compacting"]
+
+NO_TOOLS_AGAIN = "Reply with the summary as plain text. Do not call any tool."
+STUB_MIN_CHARS = 400
+"""Results shorter than this are not worth a stub."""
+
+
+def compact(
+    ctx: Context,
+    summarizer: Summarizer | None,
+    *,
+    keep_turns: int | None,
+    provider: Provider | None,
+    min_tokens: int,
+    tokens_before: int | None,
+) -> Compaction | None:
+    state = ctx.state
+    base = state.base
+    recent = state.messages[base:]
+    cut = choose_cut(recent, keep_turns) if keep_turns else _fitting_cut(ctx, recent, provider)
+    if cut is None or ctx.ledger.estimate(recent[:cut]) < min_tokens:
+        return None
+    before = tokens_before if tokens_before is not None else ctx.context_tokens(provider)
+    transcript = flatten(recent[:cut])
+    if state.compactions:
+        transcript = f"{state.compactions[-1].text()}\n\n{transcript}"
+    kept = sum(1 for m in recent[cut:] if m.role == "assistant")
+    try:
+        if summarizer is not None:
+            prose = summarizer(transcript)
+        elif provider is None:
+            raise CompactionError("compact needs a summarizer or a provider")
+        else:
+            prose = _provider_summary(ctx, provider, transcript, kept, before)
+    except CompactionError:
+        raise
+    except Exception as exc:
+        raise CompactionError(f"the summary call failed, history left unchanged: {exc}") from exc
+    if not prose or not prose.strip():
+        raise CompactionError("the summary call returned no text, history left unchanged")
+    record = WorkRecord.from_messages(state.messages[: base + cut], state.pins).render()
+    candidate = Compaction(base + cut, prose, record, before)
+    after = ctx.context_tokens(provider, ctx.prompt(compaction=candidate))
+    if after >= before:
+        raise CompactionError(
+            f"the summary ({after:,} tokens with the kept turns) is not smaller than what it replaces "
+            f"({before:,}); history left unchanged"
+        )
+    entry = new_entry(
+        "compaction",
+        cut=state.starts[base + cut],
+        messages=base + cut,
+        summary=prose,
+        record=record,
+        tokens_before=before,
+        tokens_after=after,
+    )
+    ctx.append([entry])
+    return state.compactions[-1]
+
+
+def _fitting_cut(ctx: Context, recent: Sequence[Message], provider: Provider | None) -> int | None:
+    """The cut keeping the most turns (up to ``keep_turns``) whose kept part fits in half the threshold."""
+    fixed = ctx.ledger.estimate_prompt(Prompt(ctx.system_blocks(), ctx.tools, ()))
+    budget = ctx.threshold(provider) // 2 - fixed - ctx.config.summary_max_tokens
+    cut = None
+    for keep in range(ctx.config.keep_turns, 0, -1):
+        cut = choose_cut(recent, keep)
+        if cut is not None and ctx.ledger.estimate(recent[cut:]) <= budget:
+            return cut
+    return cut  # even one turn is over budget: keep just that one
+
+
+def _provider_summary(ctx: Context, provider: Provider, transcript: str, keep: int, tokens: int) -> str:
+    """The summary from ``provider``: read from the cache when the config says so and the window fits."""
+    config = ctx.config
+    if config.summary == "cached" and tokens + config.summary_max_tokens < ctx.context_window(provider):
+        text = cached_summary(ctx, provider, keep)
+        if text is not None:
+            return text
+    return ctx.summarizer(provider)(transcript)
+
+
+def cached_summary(ctx: Context, provider: Provider, keep: int) -> str | None:
+    """Ask for the summary at the end of the window as the previous request sent it (a cache read);
+    None if the model insisted on calling a tool twice.
+
+    The newest turn is left out: it is kept verbatim whatever the summary says, and the request that
+    ends before it is byte for byte the one the cache holds, so only the instructions are new input.
+    """
+    instructions = CACHED_SUMMARY_INSTRUCTIONS.format(keep=keep)
+    window = ctx.prompt()
+    newest = max((i for i, m in enumerate(window.messages) if m.role == "assistant"), default=0)
+    if newest > 0:
+        window = dataclasses.replace(window, messages=window.messages[:newest])
+    for attempt in range(2):
+        text = instructions if attempt == 0 else f"{instructions} {NO_TOOLS_AGAIN}"
+        prompt = _with_user_text(window, text, ctx.config.summary_max_tokens)
+        reply = ctx.call(provider, prompt, "compaction").message
+        if not reply.tool_uses and reply.text.strip():
+            return reply.text
+    return None
+
+
+def _with_user_text(prompt: Prompt, text: str, max_tokens: int) -> Prompt:
+    messages = list(prompt.messages)
+    if messages and messages[-1].role == "user":
+        messages[-1] = Message("user", (*messages[-1].content, TextBlock(text)))
+    else:
+        messages.append(Message.user(text))
+    return dataclasses.replace(prompt, messages=tuple(messages), cache=plan_cache(messages), max_tokens=max_tokens)
+
+
+def worth_compacting(ctx: Context, provider: Provider, tokens: int) -> bool:
+    """The cost policy: whether a compaction keeping ``keep_turns`` turns pays for itself now."""
+    config = ctx.config
+    recent = ctx.state.messages[ctx.state.base :]
+    cut = choose_cut(recent, config.keep_turns)
+    if cut is None or ctx.ledger.estimate(recent[:cut]) < 2 * config.summary_max_tokens:
+        return False
+    fixed = ctx.ledger.estimate_prompt(Prompt(ctx.system_blocks(), ctx.tools, ()))
+    summary = config.summary_max_tokens // 2 + ctx.ledger.estimate([Message.user("x" * 3000)])
+    after = fixed + summary + ctx.ledger.estimate(recent[cut:])
+    return compaction_pays(token_prices(provider), tokens, after, summary, config.horizon_turns, after - fixed)
+
+
+def plan_clearing(ctx: Context, provider: Provider | None) -> dict[str, str]:
+    """Stubs for the tool results older than ``clear_after`` turns, if clearing them all now pays."""
+    config = ctx.config
+    if config.clear_after is None:
+        return {}
+    state = ctx.state
+    window = state.messages[state.base :]
+    turns = [i for i, m in enumerate(window) if m.role == "assistant"]
+    if len(turns) <= config.clear_after:
+        return {}
+    horizon_index = turns[-config.clear_after]
+    calls = {b.id: b for m in window for b in m.tool_uses}
+    stubs: dict[str, str] = {}
+    first = None
+    cleared = 0
+    for index, message in enumerate(window[:horizon_index]):
+        for block in message.tool_results:
+            if block.tool_use_id in state.stubs or len(block.content) < STUB_MIN_CHARS:
+                continue
+            stub = _stub(calls.get(block.tool_use_id), block)
+            stubs[block.tool_use_id] = stub
+            cleared += ctx.ledger.estimate([Message("user", (block,))]) - ctx.ledger.estimate([Message.user(stub)])
+            first = index if first is None else first
+    if first is None or cleared < config.clear_min_tokens:
+        return {}
+    if provider is not None and not _rewritten_anyway(ctx, provider):
+        rewritten = ctx.ledger.estimate(window[first:])
+        total = ctx.context_tokens()
+        if not clearing_pays(token_prices(provider), total, cleared, rewritten, config.horizon_turns):
+            return {}
+    return stubs
+
+
+def _rewritten_anyway(ctx: Context, provider: Provider) -> bool:
+    """Whether the next request writes the window anew whatever is cleared: a compaction just
+    replaced it, or the cache entry has expired. Clearing then costs no extra cache write."""
+    state = ctx.state
+    if "compaction" in state.changes:
+        return True
+    if state.last_done is None:
+        return False
+    _, ttl = rules_for(provider, str(getattr(provider, "cache_ttl", "5m")))
+    answered = state.last_done[1].at or state.last_done[0].at
+    return ctx.clock() - answered > ttl
+
+
+def clear_old_output(ctx: Context, provider: Provider | None = None) -> int:
+    """Clear old tool output when it pays (see ``plan_clearing``); returns how many results were cleared."""
+    stubs = plan_clearing(ctx, provider)
+    if stubs:
+        ctx.append([new_entry("clear", stubs=stubs)])
+    return len(stubs)
+
+
+def _stub(call: ToolUseBlock | None, result: ToolResultBlock) -> str:
+    name = call.name if call else "the tool"
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in (call.input.items() if call else ()))
+    return (
+        f"[cleared to save context: {name}({args}) returned {len(result.content):,} characters here; "
+        f"call {name} again if you need them]"
+    )
