@@ -114,7 +114,7 @@ class Run:
                 present = probe.fact in dump
                 if present:
                     self.first_seen.setdefault(probe.name, self.turn)
-                if probe.turn != self.turn or probe.name in self.probes and self.probes[probe.name] != "rereading":
+                if probe.turn != self.turn or (probe.name in self.probes and self.probes[probe.name] != "rereading"):
                     continue
                 if present:
                     self.probes[probe.name] = "recovered" if probe.name in self.probes else "present"
