@@ -240,11 +240,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _register_commands() -> None:
-    from tiny_agent.cli import chat, local, sessions
+    from tiny_agent.cli import chat, lint, local, sessions
 
     app.add_command(chat.chat_command)
     app.add_command(sessions.sessions_group)
     app.add_command(local.local_group)
+    app.add_command(lint.lint_command)
 
 
 _register_commands()
