@@ -89,6 +89,7 @@ def test_a_summary_that_calls_a_tool_is_asked_again_then_falls_back() -> None:
     ctx = grown(provider, 8)
     assert ctx.compact(provider=provider, keep_turns=2) is not None
     first, second, fallback = provider.requests[-3:]
+    assert "Do not call any tool" not in json.dumps(first["messages"][-1])
     assert "Do not call any tool" in json.dumps(second["messages"][-1])
     assert SUMMARY_INSTRUCTIONS in json.dumps(fallback["messages"]), "the flattened transcript, the old way"
     assert fallback["tool_choice"] == {"type": "none"}
