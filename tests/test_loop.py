@@ -15,7 +15,7 @@ from tiny_agent.agent.workspace import Workspace
 from tiny_agent.providers.anthropic import AnthropicProvider
 from tiny_agent.providers.openai_compat import OpenAICompatProvider
 from tiny_agent.testing import ScriptedProvider, tool_call
-from tiny_agent.types import Message
+from tiny_agent.types import Message, ModelResponse, ToolUseBlock, Usage
 
 
 def anthropic_reply(content: list[dict[str, Any]], stop: str, usage: dict[str, int]) -> dict[str, Any]:
@@ -201,3 +201,63 @@ def test_a_different_or_successful_call_resets_the_streak(workspace: Workspace) 
     ]
     result = Agent(ScriptedProvider(replies), Toolbox(workspace.tools())).run("read it")
     assert result.stop == "done"
+
+
+def test_a_cut_write_file_leaves_the_file_byte_identical(tmp_path: Path) -> None:
+    """The data-loss case: a write_file whose content was cut by max_tokens must never run."""
+    config = tmp_path / "config.json"
+    original = b'{"name": "demo", "port": 4000}\n'
+    config.write_bytes(original)
+    cut = ModelResponse(
+        tool_call("write_file", "w1", path="config.json", content='{"name": "de'), Usage(), "max_tokens", "m"
+    )
+    again = ModelResponse(tool_call("write_file", "w2", path="config.json", content='{"na'), Usage(), "max_tokens", "m")
+    provider = ScriptedProvider([cut, again])
+    events: list[object] = []
+    result = Agent(provider, Toolbox(Workspace(tmp_path).tools()), on_event=events.append).run("rename it")
+    assert config.read_bytes() == original
+    assert result.stop == "max_tokens"
+    refusal = provider.requests[1]["messages"][-1]["content"][0]
+    assert refusal["is_error"] and "cut off at the output limit" in refusal["content"]
+    assert [e.result.is_error for e in events if isinstance(e, ToolEvent)] == [True, True]
+
+
+def test_one_cut_call_lets_the_model_try_again(tmp_path: Path) -> None:
+    cut = ModelResponse(tool_call("write_file", "w1", path="a.txt", content="par"), Usage(), "max_tokens", "m")
+    provider = ScriptedProvider(
+        [cut, tool_call("write_file", "w2", path="a.txt", content="short"), Message.assistant("ok")]
+    )
+    result = Agent(provider, Toolbox(Workspace(tmp_path).tools())).run("write a")
+    assert result.stop == "done" and (tmp_path / "a.txt").read_text() == "short"
+
+
+@pytest.mark.parametrize(
+    ("reply", "stop"),
+    [
+        (ModelResponse(Message.assistant("I can't help with that."), Usage(), "refusal", "m"), "refused"),
+        (ModelResponse(Message("assistant", ()), Usage(), "end_turn", "m"), "empty"),
+        (ModelResponse(Message.assistant("half an ans"), Usage(), "max_tokens", "m"), "max_tokens"),
+    ],
+)
+def test_no_answer_is_not_a_done_run(workspace: Workspace, reply: ModelResponse, stop: str) -> None:
+    result = Agent(ScriptedProvider([reply]), Toolbox(workspace.tools())).run("hi")
+    assert result.stop == stop
+
+
+def test_ctrl_c_during_a_tool_keeps_the_context_legal(workspace: Workspace) -> None:
+    from tiny_agent.agent.tools import Tool
+    from tiny_agent.context.legality import check_messages
+
+    def interrupt(args: dict[str, object]) -> str:
+        raise KeyboardInterrupt
+
+    toolbox = Toolbox([*workspace.tools(), Tool("slow", "slow", {"type": "object"}, interrupt)])
+    calls = Message("assistant", (ToolUseBlock("a", "read_file", {"path": "README.md"}), ToolUseBlock("b", "slow", {}),
+                                  ToolUseBlock("c", "read_file", {"path": "README.md"})))  # fmt: skip
+    agent = Agent(ScriptedProvider([calls]), toolbox)
+    result = agent.run("go")
+    assert result.stop == "interrupted" and "2 tool call(s) not run" in result.message
+    agent.context.add_user("next")
+    assert check_messages(agent.context.window()) == []
+    results = {b.tool_use_id: b for b in agent.context.messages[-1].tool_results}
+    assert not results["a"].is_error and results["b"].is_error and results["c"].is_error

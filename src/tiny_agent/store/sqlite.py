@@ -24,6 +24,7 @@ from typing import Any
 import platformdirs
 
 from tiny_agent.errors import SessionConflict, SessionNotFound, StoreError
+from tiny_agent.redaction import redact
 from tiny_agent.store.base import NewEntry, SessionInfo
 from tiny_agent.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from tiny_agent.types import Entry
@@ -225,7 +226,8 @@ class SQLiteStore:
             title, calls, cost = info.title, info.calls, info.cost_usd
             for offset, (kind, body) in enumerate(entries):
                 entry = Entry(kind, body, uuid.uuid4().hex, expected_head + 1 + offset, now)
-                text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+                # Keys never reach the disk, even one a tool read or a server echoed into an entry.
+                text = redact(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
                 db.execute(
                     "INSERT INTO entries (session_id, seq, id, kind, body, at) VALUES (?, ?, ?, ?, ?, ?)",
                     (session_id, entry.seq, entry.id, kind, text, now),
