@@ -1,0 +1,197 @@
+"""The CLI with sessions: every run is stored, -c and --resume continue it, ``sessions`` manages them.
+
+The provider is scripted (no network); everything else is the real CLI, store and workspace.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tiny_agent.cli import main
+from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.testing import ScriptedProvider, tool_call
+from tiny_agent.types import Message, ModelResponse, Usage
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "notes.txt").write_text("buy milk\n")
+    monkeypatch.chdir(root)
+    return root
+
+
+class Script(list[ScriptedProvider]):
+    """Every provider the CLI builds; each answers with the replies ``feed`` set before the run."""
+
+    replies: list[Any]
+
+
+@pytest.fixture
+def script(monkeypatch: pytest.MonkeyPatch) -> Script:
+    built = Script()
+    built.replies = []
+
+    def resolve(name: str | None, **kwargs: Any) -> ScriptedProvider:
+        model = kwargs.get("model") or "scripted-model"
+        provider = ScriptedProvider(built.replies, model=model, name=name or "scripted")
+        built.append(provider)
+        return provider
+
+    monkeypatch.setattr("tiny_agent.cli.runtime.resolve_provider", resolve)
+    return built
+
+
+def feed(script: Script, *replies: Any) -> None:
+    script.replies[:] = list(replies)
+
+
+def store_path() -> Path:
+    import os
+
+    return Path(os.environ["TINY_AGENT_STORE"])
+
+
+def sessions() -> list[dict[str, Any]]:
+    with SQLiteStore(store_path()) as store:
+        return [s.to_dict() for s in store.sessions()]
+
+
+def test_a_run_is_a_session_and_continues(workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]) -> None:
+    feed(script, tool_call("read_file", "c1", path="notes.txt"), Message.assistant("It says buy milk."))
+    assert main(["what is in notes.txt?"]) == 0
+    out = capsys.readouterr()
+    assert out.out.strip() == "It says buy milk."
+    (only,) = sessions()
+    assert f"tiny-agent --resume {only['id'][:12]}" in out.err
+    assert only["title"] == "what is in notes.txt?" and only["workspace"] == str(workspace)
+
+    feed(script, Message.assistant("Still milk."))
+    assert main(["-c", "and now?"]) == 0
+    capsys.readouterr()
+    second = script[-1].requests[0]
+    texts = json.dumps(second["messages"])
+    assert "what is in notes.txt?" in texts and "buy milk" in texts, "the earlier turns are in the request"
+    assert len(sessions()) == 1
+
+    feed(script, Message.assistant("Yes."))
+    assert main(["--resume", only["id"][:8], "--json", "sure?"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["answer"] == "Yes." and payload["stop"] == "done" and payload["session"] == only["id"]
+    assert payload["exit_code"] == 0 and payload["calls"] == 4
+
+
+def test_sessions_list_show_export_fork_rm(workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]) -> None:
+    feed(script, tool_call("read_file", "c1", path="notes.txt"), Message.assistant("buy milk"))
+    main(["read notes"])
+    capsys.readouterr()
+    sid = sessions()[0]["id"]
+    assert main(["sessions", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["id"] == sid
+    assert main(["sessions", "show", sid[:10]]) == 0
+    shown = capsys.readouterr().out
+    assert "user: read notes" in shown and "[turn 1 ·" in shown and 'read_file(path="notes.txt")' in shown
+    assert main(["sessions", "export", sid, "--format", "jsonl"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert json.loads(lines[0])["format"] == "tiny-agent-session"
+    assert [json.loads(line)["seq"] for line in lines[1:]] == list(range(len(lines) - 1))
+    for fmt, key in (("anthropic", "system"), ("openai", "messages")):
+        assert main(["sessions", "export", sid, "--format", fmt]) == 0
+        assert key in json.loads(capsys.readouterr().out)
+    assert main(["sessions", "fork", sid, "--at", "3", "--json"]) == 0
+    fork = json.loads(capsys.readouterr().out)
+    assert fork["parent_id"] == sid and fork["fork_seq"] == 3
+    assert main(["sessions", "rm", sid, "--yes"]) == 0
+    assert [s["id"] for s in sessions()] == [fork["id"]]
+    assert main(["sessions", "show", sid]) == 2
+    assert "no session" in capsys.readouterr().err
+
+
+def test_settings_come_from_the_session(workspace: Path, script: Script) -> None:
+    feed(script, Message.assistant("ok"))
+    main(["--pin", "never edit dev.mjs", "--model", "m1", "--keep-turns", "2", "first"])
+    feed(script, Message.assistant("ok"))
+    main(["-c", "second"])
+    assert "never edit dev.mjs" in json.dumps(script[-1].requests[0]["system"])
+    assert script[-1].model == "m1", "the model of the session, without --model"
+    feed(script, Message.assistant("ok"))
+    main(["-c", "--model", "m2", "third"])
+    assert script[-1].model == "m2"
+    with SQLiteStore(store_path()) as store:
+        entries = store.entries(sessions()[0]["id"])
+    changes = [e.body["settings"] for e in entries if e.kind == "config"]
+    assert {"model": "m2"} in changes, "a flag on resume is recorded as a change"
+    assert any(c.get("keep_turns") == 2 for c in changes)
+
+
+def test_the_task_from_stdin(workspace: Path, script: Script, monkeypatch: pytest.MonkeyPatch) -> None:
+    diff = workspace / "diff.txt"
+    diff.write_text("--- a\n+++ b\n+new line\n")
+    feed(script, Message.assistant("looks fine"))
+    with diff.open() as piped:
+        monkeypatch.setattr(sys, "stdin", piped)
+        assert main(["review this"]) == 0
+    sent = script[-1].requests[0]["messages"][-1]["content"][0]["text"]
+    assert sent.startswith("review this\n\n<stdin>\n--- a") and "+new line" in sent
+    task = workspace / "task.txt"
+    task.write_text("what is in notes.txt?")
+    feed(script, Message.assistant("milk"))
+    with task.open() as piped:
+        monkeypatch.setattr(sys, "stdin", piped)
+        assert main(["-"]) == 0
+    assert script[-1].requests[0]["messages"][-1]["content"][0]["text"] == "what is in notes.txt?"
+
+
+def test_no_task_and_no_terminal_is_a_usage_error(
+    workspace: Path, script: Script, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert main([]) == 2
+    assert "no task" in capsys.readouterr().err
+
+
+def test_no_session_stores_nothing(workspace: Path, script: Script) -> None:
+    feed(script, Message.assistant("ok"))
+    assert main(["--no-session", "hello"]) == 0
+    assert sessions() == []
+
+
+def test_a_damaged_store_costs_nothing(workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]) -> None:
+    store_path().write_bytes(b"garbage" * 200)
+    assert main(["hello"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert str(store_path()) in err and "damaged" in err and len(err.splitlines()) == 1
+    assert script == [], "no provider was even built"
+
+
+def test_a_crash_left_calls_without_results(workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]) -> None:
+    from tiny_agent.context.session import Session
+
+    with SQLiteStore(store_path()) as store:
+        session = Session.start(store, workspace=str(workspace), system="s")
+        session.context.add_user("write two files")
+        session.context.add_assistant(tool_call("write_file", "w1", path="a.txt", content="a"))
+        sid = session.id  # the process "died" here, the call never ran
+    feed(script, Message.assistant("I will write them again."))
+    assert main(["--resume", sid, "--force", "go on"]) == 0
+    err = capsys.readouterr().err
+    assert "marked as not run: write_file(path='a.txt'" in err
+    first = script[-1].requests[0]["messages"]
+    assert first[-1]["content"][0]["is_error"] and "not run" in first[-1]["content"][0]["content"]
+
+
+def test_a_budget_stop_says_how_to_go_on(workspace: Path, script: Script, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ScriptedProvider, "price", lambda self, usage: (usage.input_tokens or 0) * 1e-3)
+    usage = Usage(400, 10, 0, 0)
+    replies = [ModelResponse(tool_call("list_dir", f"c{i}", path="."), usage, "tool_use", "m") for i in range(5)]
+    feed(script, *replies)
+    assert main(["--budget-usd", "1", "loop"]) == 5
+    err = capsys.readouterr().err
+    assert "the budget is spent" in err and "--budget-usd 2.00" in err and "--resume" in err
