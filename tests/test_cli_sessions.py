@@ -171,7 +171,9 @@ def test_a_damaged_store_costs_nothing(workspace: Path, script: Script, capsys: 
     assert script == [], "no provider was even built"
 
 
-def test_a_crash_left_calls_without_results(workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_crash_left_calls_without_results(
+    workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tiny_agent.context.session import Session
 
     with SQLiteStore(store_path()) as store:
@@ -187,7 +189,9 @@ def test_a_crash_left_calls_without_results(workspace: Path, script: Script, cap
     assert first[-1]["content"][0]["is_error"] and "not run" in first[-1]["content"][0]["content"]
 
 
-def test_a_budget_stop_says_how_to_go_on(workspace: Path, script: Script, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_budget_stop_says_how_to_go_on(
+    workspace: Path, script: Script, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(ScriptedProvider, "price", lambda self, usage: (usage.input_tokens or 0) * 1e-3)
     usage = Usage(400, 10, 0, 0)
     replies = [ModelResponse(tool_call("list_dir", f"c{i}", path="."), usage, "tool_use", "m") for i in range(5)]

@@ -159,14 +159,14 @@ def test_a_changed_model_and_a_changed_message() -> None:
     new = Prompt(old.system, old.tools, (Message.user("hello here"), Message.assistant("hi"), Message.user("go on")))
     before = Before(0.0, MODEL, fingerprint(old), 2_000, old)
     usage = Usage(2_100, 5, 0, 2_100)
-    assert diagnose(before, new, fingerprint(new), "claude-opus-4-8", usage, 1.0, rules, 300.0) == (
+    assert diagnose(before, new, "claude-opus-4-8", usage, 1.0, rules, 300.0) == (
         f"model changed: {MODEL} -> claude-opus-4-8"
     )
-    miss = diagnose(before, new, fingerprint(new), MODEL, usage, 1.0, rules, 300.0)
+    miss = diagnose(before, new, MODEL, usage, 1.0, rules, 300.0)
     assert miss is not None and miss.startswith("message #1 changed")
     assert "hello here" in miss and "hello there" in miss
     hit = Usage(2_100, 5, 1_990, 110)
-    assert diagnose(before, new, fingerprint(new), MODEL, hit, 1.0, rules, 300.0) is None
+    assert diagnose(before, new, MODEL, hit, 1.0, rules, 300.0) is None
 
 
 def test_first_difference() -> None:

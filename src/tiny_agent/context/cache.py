@@ -40,45 +40,63 @@ def _digest(payload: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def message_chain(messages: Sequence[Message]) -> list[str]:
+    """A hash per message that covers every message before it too: two requests share a message
+    prefix exactly as long as their chains agree."""
+    chain: list[str] = []
+    previous = ""
+    for message in messages:
+        previous = _digest([previous, message.to_dict()])
+        chain.append(previous)
+    return chain
+
+
 def fingerprint(prompt: Prompt) -> dict[str, Any]:
     """Hashes of a request's prefix layers, in cache order: tools, system, pins, then the messages.
 
-    ``messages`` is a chain (each hash covers every message before it too), so two requests share a
-    message prefix exactly as long as their chains agree. Kept on every call record: comparing it
-    with the previous request's says which layer changed when a call reads less cache than expected.
+    Kept on every call record (a constant size, whatever the length of the conversation: the
+    messages as a count and the last hash of their chain). Comparing it with the previous request's
+    says which layer changed when a call reads less cache than expected.
     """
     tools = [{"name": t.name, "description": t.description, "schema": dict(t.input_schema)} for t in prompt.tools]
     system = prompt.system[0] if prompt.system and not prompt.system[0].startswith("<constraints>") else ""
     pins = prompt.system[-1] if prompt.system and prompt.system[-1].startswith("<constraints>") else ""
-    chain: list[str] = []
-    previous = ""
-    for message in prompt.messages:
-        previous = _digest([previous, message.to_dict()])
-        chain.append(previous)
+    chain = message_chain(prompt.messages)
     return {
         "tools": _digest(tools),
         "tool_names": [t.name for t in prompt.tools],
         "system": _digest(system),
         "pins": _digest(pins),
-        "messages": chain,
+        "messages": len(chain),
+        "chain": chain[-1] if chain else "",
     }
 
 
-def shared_layers(previous: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[list[str], int]:
-    """Which prefix layers two fingerprints share, in cache order, and how many messages.
+def shared_layers(
+    previous: Mapping[str, Any], current: Prompt, previous_messages: Sequence[Message] | None = None
+) -> tuple[list[str], int]:
+    """Which prefix layers ``current`` shares with the request ``previous`` fingerprints, in cache
+    order, and how many of its messages (exactly where the previous messages are at hand, else all
+    or nothing).
 
     The cache reads a prefix, so the walk stops at the first layer that differs: if the system
     prompt changed, nothing after it (pins, messages) can be read, even if it is identical.
     """
+    now = fingerprint(current)
     shared: list[str] = []
     for layer in ("tools", "system", "pins"):
-        if previous.get(layer) != current.get(layer):
+        if previous.get(layer) != now.get(layer):
             return shared, 0
         shared.append(layer)
-    before, now = list(previous.get("messages") or ()), list(current.get("messages") or ())
-    count = 0
-    for a, b in zip(before, now, strict=False):
+    count = previous.get("messages")
+    chain = message_chain(current.messages)
+    if isinstance(count, int) and 0 < count <= len(chain) and chain[count - 1] == previous.get("chain"):
+        return shared, count
+    if previous_messages is None:
+        return shared, 0
+    common = 0
+    for a, b in zip(message_chain(previous_messages), chain, strict=False):
         if a != b:
             break
-        count += 1
-    return shared, count
+        common += 1
+    return shared, common

@@ -55,7 +55,6 @@ def rules_for(provider: Provider, ttl: str = "5m") -> tuple[CacheRules, float]:
 def diagnose(
     before: Before | None,
     prompt: Prompt,
-    fingerprint: Mapping[str, object],
     model: str,
     usage: Usage,
     now: float,
@@ -70,7 +69,9 @@ def diagnose(
         return None
     if model != before.model:
         return f"model changed: {before.model} -> {model}"
-    layers, shared_messages = shared_layers(before.fingerprint, fingerprint)
+    layers, shared_messages = shared_layers(
+        before.fingerprint, prompt, before.prompt.messages if before.prompt else None
+    )
     if "tools" not in layers:
         return "tools changed: " + _tools_change(before, prompt)
     if "system" not in layers:
@@ -81,8 +82,8 @@ def diagnose(
         if kind in before.changes:
             what = "a compaction replaced" if kind == "compaction" else "clearing old tool output changed"
             return f"{what} the conversation (expected: the next request reads the new prefix)"
-    chain = before.fingerprint.get("messages")
-    previous_messages = len(chain) if isinstance(chain, list) else 0
+    count = before.fingerprint.get("messages")
+    previous_messages = count if isinstance(count, int) else 0
     if shared_messages < previous_messages - 1:
         return f"message #{shared_messages + 1} changed" + _message_change(before.prompt, prompt, shared_messages)
     if now - before.at > ttl_seconds:

@@ -360,7 +360,7 @@ class Context:
         """One model call, on the record: a ``call`` entry is committed before the send, and the
         response (for a turn) with its ``call_done`` after it, or a ``call_failed``."""
         prompt, body = self.legal(provider, prompt)
-        before = self._before()
+        before = self.previous_request()
         prints = fingerprint(prompt)
         chars = prompt_chars(prompt)
         (opened,) = self.append(
@@ -377,7 +377,7 @@ class Context:
             raise
         seconds = time.monotonic() - started
         rules, ttl = rules_for(provider, str(getattr(provider, "cache_ttl", "5m")))
-        miss = diagnose(before, prompt, prints, provider.model, response.usage, self.clock(), rules, ttl)
+        miss = diagnose(before, prompt, provider.model, response.usage, self.clock(), rules, ttl)
         record = CallRecord(
             response.usage,
             provider.price(response.usage),
@@ -399,7 +399,7 @@ class Context:
             self.append([done])
         return response
 
-    def _before(self) -> Before | None:
+    def previous_request(self) -> Before | None:
         """The previous request, for the miss diagnosis: its fingerprint and size from the log, its
         text from memory (or, after a resume, re-rendered from the log as it stood then)."""
         done = self._state.last_done

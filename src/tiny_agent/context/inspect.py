@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from tiny_agent.context.cache import fingerprint, shared_layers
+from tiny_agent.context.cache import shared_layers
 from tiny_agent.context.compaction import SUMMARY_HEADER
 from tiny_agent.context.engine import Context
 from tiny_agent.providers.base import Provider
@@ -56,8 +56,12 @@ def inspect_context(context: Context, provider: Provider | None = None) -> Conte
     prompt = context.prompt()
     estimate = context.ledger.estimate
     ratio = context.ledger.chars_per_token
-    previous = context.state.last_call.fingerprint if context.state.last_call else {}
-    shared, shared_messages = shared_layers(previous, fingerprint(prompt)) if previous else ([], 0)
+    before = context.previous_request()
+    shared: list[str] = []
+    shared_messages = 0
+    if before is not None:
+        previous = before.prompt.messages if before.prompt else None
+        shared, shared_messages = shared_layers(before.fingerprint, prompt, previous)
     tools_chars = len(json.dumps([{"n": t.name, "d": t.description, "s": dict(t.input_schema)} for t in prompt.tools]))
     layers = [
         Layer("tools", int(tools_chars / ratio), ", ".join(t.name for t in prompt.tools) or "-", "tools" in shared)
