@@ -1,13 +1,27 @@
-"""What the file tools refuse inside the workspace: the user's protected paths for writes.
+"""What the file tools refuse inside the workspace: protected paths for writes, secrets for reads.
 
 Rules are globs with .gitignore-like anchoring (see ``PathRule``), matched without regard to case:
-on macOS and Windows ``DEV.mjs`` is ``dev.mjs``, and over-protecting on Linux costs nothing. They
-live in code, not in the conversation, because a rule that lives only in the conversation can drop
-out of it (the ``dev.mjs`` story in the seed).
+on macOS and Windows ``.GIT/config`` is ``.git/config``, and over-protecting ``.GIT`` on Linux costs
+nothing. They live in code, not in the conversation, because a rule that lives only in the
+conversation can drop out of it (the ``dev.mjs`` story in the seed).
+
+Writes. Besides the user's ``protect=`` globs, a few paths are protected by default: those where a
+change runs code by itself on an ordinary action (the next commit, ``git status``, ``cd``, opening
+the editor) or rewrites history, usually where ``git diff`` does not show it. ``default_protect=False``
+lifts them. Deliberately not in the list: CI workflows and build files (a change there shows in the
+diff and runs only when the user pushes or builds).
+
+Reads. Files that look like secrets need the user's consent (``allow_read=``), for every provider,
+the local one included: what a tool returns is kept in the session store on disk (and, with a remote
+model, sent to its provider), and one rule is easier to trust than a rule that changes with the
+provider. Templates meant to be committed (``.env.example``, ``.env.sample``, ``.env.template``,
+``.env.dist``) are readable: they show the names of the settings, not their values.
 """
 
 from __future__ import annotations
 
+import posixpath
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -15,7 +29,105 @@ from pathlib import Path, PurePosixPath
 
 from tiny_agent.errors import ConfigError
 
-__all__ = ["Guards", "PathRule"]
+__all__ = [
+    "ALLOW_READ_FLAG",
+    "DEFAULT_PROTECT",
+    "NO_DEFAULT_PROTECT_FLAG",
+    "SECRETS",
+    "SECRET_TEMPLATES",
+    "Guards",
+    "PathRule",
+    "Refusal",
+    "protected_message",
+    "secret_message",
+]
+
+ALLOW_READ_FLAG = "--allow-read"
+"""The CLI flag a secret refusal tells the user about."""
+NO_DEFAULT_PROTECT_FLAG = "--no-default-protect"
+"""The CLI flag a default-protection refusal tells the user about."""
+
+DEFAULT_PROTECT: tuple[tuple[str, str], ...] = (
+    (
+        ".git",
+        "git runs the hooks kept here and the programs its config names (core.fsmonitor, core.hooksPath, "
+        "aliases); refs and objects are the history; git diff shows none of it",
+    ),
+    (".hg", "Mercurial runs the [hooks] of .hg/hgrc and keeps the history here"),
+    (".svn", "Subversion's working-copy database and pristine copies, which svn diff and commit trust"),
+    (".bzr", "Bazaar's branch, history and hooks"),
+    (".jj", "Jujutsu's repository, operation log and config"),
+    (".husky", "husky's git hooks run on the next commit or push"),
+    (".githooks", "the usual core.hooksPath folder: its hooks run on the next commit or push"),
+    (".pre-commit-config.yaml", "pre-commit runs the commands it lists on the next commit"),
+    ("lefthook.*", "lefthook runs the commands it lists on the next commit or push"),
+    ("lefthook-local.*", "lefthook runs the commands it lists on the next commit or push"),
+    (".lefthook.*", "lefthook runs the commands it lists on the next commit or push"),
+    (".lefthook-local.*", "lefthook runs the commands it lists on the next commit or push"),
+    (".envrc", "direnv runs it in the user's shell on cd into the folder"),
+    ("**/.vscode/tasks.json", "VS Code can run its tasks when the folder is opened"),
+    ("**/.vscode/settings.json", "VS Code and its extensions run the programs its settings name"),
+    (".npmrc", "npm reads it on every command: node-options or script-shell there run any program"),
+    (".yarnrc", "yarn reads it on every command: yarn-path there runs any program"),
+    (".yarnrc.yml", "yarn reads it on every command: yarnPath there runs any program"),
+)
+"""(glob, why) for each path ``write_file`` refuses unless ``default_protect=False``. Names without
+a "/" match at any depth (a nested repository's ``.git`` too, or the ``.git`` file of a worktree,
+whose ``gitdir:`` line could point git at planted hooks)."""
+
+_PRIVATE_KEY = "looks like a private key or certificate store"
+_CLOUD = "holds cloud or registry credentials"
+SECRETS: tuple[tuple[str, str], ...] = (
+    (".env", "environment files hold API keys and passwords"),
+    (".env.*", "environment files hold API keys and passwords"),
+    ("*.env", "environment files hold API keys and passwords"),
+    (".envrc", "direnv files usually export tokens"),
+    ("id_rsa", _PRIVATE_KEY),
+    ("id_dsa", _PRIVATE_KEY),
+    ("id_ecdsa", _PRIVATE_KEY),
+    ("id_ed25519", _PRIVATE_KEY),
+    ("id_ecdsa_sk", _PRIVATE_KEY),
+    ("id_ed25519_sk", _PRIVATE_KEY),
+    ("*.pem", _PRIVATE_KEY),
+    ("*.key", _PRIVATE_KEY),
+    ("*.p12", _PRIVATE_KEY),
+    ("*.pfx", _PRIVATE_KEY),
+    ("*.jks", _PRIVATE_KEY),
+    ("*.keystore", _PRIVATE_KEY),
+    ("*.ppk", _PRIVATE_KEY),
+    (".ssh", "SSH keys and their config"),
+    (".gnupg", "GnuPG private keys"),
+    ("**/.aws/credentials", _CLOUD),
+    ("**/.config/gcloud", _CLOUD),
+    ("application_default_credentials.json", _CLOUD),
+    ("**/.azure", _CLOUD),
+    ("**/.kube/config", "holds Kubernetes cluster credentials"),
+    ("kubeconfig", "holds Kubernetes cluster credentials"),
+    ("**/.docker/config.json", _CLOUD),
+    ("**/.config/gh/hosts.yml", "holds the GitHub CLI's token"),
+    ("**/.cargo/credentials", _CLOUD),
+    ("**/.cargo/credentials.toml", _CLOUD),
+    ("**/.gem/credentials", _CLOUD),
+    ("**/.terraform.d/credentials.tfrc.json", _CLOUD),
+    (".terraformrc", _CLOUD),
+    ("*.tfstate", "Terraform state keeps secrets in plain text"),
+    ("*.tfstate.backup", "Terraform state keeps secrets in plain text"),
+    (".netrc", "holds login passwords for hosts"),
+    ("_netrc", "holds login passwords for hosts"),
+    (".git-credentials", "holds git passwords and tokens"),
+    (".pypirc", "holds package index passwords"),
+    (".npmrc", "can hold a registry token"),
+    (".yarnrc.yml", "can hold a registry token"),
+    (".vault-token", "holds a Vault token"),
+    (".pgpass", "holds database passwords"),
+    (".my.cnf", "holds database passwords"),
+    (".htpasswd", "holds password hashes"),
+    ("**/.streamlit/secrets.toml", "holds app secrets"),
+)
+"""(glob, why) for each path ``read_file`` refuses unless ``allow_read=`` names it."""
+
+SECRET_TEMPLATES = (".env.example", ".env.sample", ".env.template", ".env.dist")
+"""Exceptions to ``.env.*``: committed templates, meant to be read."""
 
 
 @dataclass(frozen=True)
@@ -80,14 +192,28 @@ class Refusal:
 
 
 class Guards:
-    """The rules of one workspace: ``protect`` (user globs)."""
+    """The rules of one workspace: ``protect`` (user globs) plus the defaults, and ``allow_read``."""
 
-    def __init__(self, root: Path, *, protect: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        protect: Sequence[str] = (),
+        default_protect: bool = True,
+        allow_read: Sequence[str] = (),
+    ) -> None:
         self.user_rules = tuple(PathRule.parse(p, root, flag="--protect") for p in protect)
+        defaults = tuple(PathRule.parse(g, root, flag="--protect", reason=why) for g, why in DEFAULT_PROTECT)
+        self.default_rules = defaults if default_protect else ()
+        self.secret_rules = tuple(
+            PathRule.parse(g, root, flag="--allow-read", reason=why, unless=_unless(g)) for g, why in SECRETS
+        )
+        self.allow_rules = tuple(PathRule.parse(a, root, flag=ALLOW_READ_FLAG) for a in allow_read)
 
     @property
     def write_rules(self) -> tuple[PathRule, ...]:
-        return self.user_rules
+        """The user's rules first, so a refusal names the rule the user wrote."""
+        return self.user_rules + self.default_rules
 
     def protected(self, candidates: Iterable[PurePosixPath]) -> Refusal | None:
         """The first write rule matching any of ``candidates`` (a path as written and as resolved)."""
@@ -98,6 +224,40 @@ class Guards:
                     return Refusal(rule, path)
         return None
 
+    def secret(self, candidates: Iterable[PurePosixPath]) -> Refusal | None:
+        """The first secret rule matching a candidate the user has not allowed. Each candidate is
+        judged on its own: allowing ``notes.txt`` does not allow ``.env`` behind a symlink named so."""
+        for path in candidates:
+            if any(rule.matches(path) for rule in self.allow_rules):
+                continue
+            for rule in self.secret_rules:
+                if rule.matches(path):
+                    return Refusal(rule, path)
+        return None
+
 
 def protected_message(shown: str, refusal: Refusal) -> str:
-    return f"refused: {shown} is protected (--protect {refusal.rule.text}); change something else"
+    rule = refusal.rule
+    if not rule.reason:
+        return f"refused: {shown} is protected (--protect {rule.text}); change something else"
+    return (
+        f"refused: {shown} is protected by default (rule {rule.text}, lifted only by the user's "
+        f"{NO_DEFAULT_PROTECT_FLAG}); change something else\n"
+        f"Why: {rule.reason}."
+    )
+
+
+def secret_message(shown: str, refusal: Refusal) -> str:
+    """First line for the user's per-turn output (what and how to allow it), then why, for the model."""
+    path = str(refusal.path)
+    via = "" if path == posixpath.normpath(shown) else f" (it leads to {path})"
+    return (
+        f"refused: {shown} looks like a secret{via}; the user can allow it with {ALLOW_READ_FLAG} {shlex.quote(path)}\n"
+        f"Why: {refusal.rule.text}: {refusal.rule.reason}. Reading a secret needs the user's consent, because "
+        "what a tool returns is kept in the session store and, with a remote model, sent to its provider. "
+        "Do not retry it or reach it by another path; carry on without it, or ask the user."
+    )
+
+
+def _unless(glob: str) -> tuple[str, ...]:
+    return SECRET_TEMPLATES if glob == ".env.*" else ()

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tiny_agent.agent.files import read_text, write_atomic
-from tiny_agent.agent.guards import Guards, protected_message
+from tiny_agent.agent.guards import Guards, protected_message, secret_message
 from tiny_agent.agent.tools import Tool, ToolFailure
 from tiny_agent.errors import ConfigError
 
@@ -32,9 +32,25 @@ NAME_MAX = 255
 
 
 class Workspace:
-    """A directory the model may read and write, minus the protected paths."""
+    """A directory the model may read and write, minus the protected paths, and minus secrets for reads.
 
-    def __init__(self, root: str | Path, *, protect: Sequence[str] = (), max_output_chars: int = 20_000) -> None:
+    ``protect``: globs write_file refuses, on top of the defaults (``guards.DEFAULT_PROTECT``: .git/,
+    hook folders, .envrc, ...: a change there runs code or rewrites history), which
+    ``default_protect=False`` lifts. ``allow_read``: globs of files that look like secrets
+    (``guards.SECRETS``: .env, private keys, cloud credentials, ...) read_file may read anyway.
+    Secrets are refused for every provider, the local one included: tool results are kept in the
+    session store on disk, and one rule is easier to trust than one that changes with the provider.
+    """
+
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        protect: Sequence[str] = (),
+        default_protect: bool = True,
+        allow_read: Sequence[str] = (),
+        max_output_chars: int = 20_000,
+    ) -> None:
         resolved = Path(root).resolve()
         if not resolved.is_dir():
             what = "is not a directory" if resolved.exists() else "does not exist"
@@ -46,16 +62,21 @@ class Workspace:
             )
         if max_output_chars < 1:
             raise ConfigError(f"max_output_chars must be at least 1, got {max_output_chars}")
-        if isinstance(protect, str):
-            protect = (protect,)
         self.root = resolved
         """Absolute and resolved once; every tool path must resolve inside it."""
-        self.protect = tuple(protect)
+        self.protect = (protect,) if isinstance(protect, str) else tuple(protect)
+        self.default_protect = default_protect
+        self.allow_read = (allow_read,) if isinstance(allow_read, str) else tuple(allow_read)
         self.max_output_chars = max_output_chars
-        self.guards = Guards(resolved, protect=self.protect)
+        self.guards = Guards(
+            resolved, protect=self.protect, default_protect=default_protect, allow_read=self.allow_read
+        )
 
     def __repr__(self) -> str:
-        return f"Workspace({str(self.root)!r}, protect={self.protect!r})"
+        return (
+            f"Workspace({str(self.root)!r}, protect={self.protect!r}, default_protect={self.default_protect!r}, "
+            f"allow_read={self.allow_read!r})"
+        )
 
     def resolve(self, path: str) -> Path:
         """The resolved absolute path, or ToolFailure if it is empty, unusable or lands outside the root."""
@@ -84,6 +105,11 @@ class Workspace:
         """Whether write_file would refuse ``path``. Raises ToolFailure if it is outside the root."""
         return self.guards.protected(self._candidates(path, self.resolve(path))) is not None
 
+    def is_secret(self, path: str) -> bool:
+        """Whether read_file would refuse ``path`` as a secret the user has not allowed. Raises
+        ToolFailure if it is outside the root."""
+        return self.guards.secret(self._candidates(path, self.resolve(path))) is not None
+
     def read_file(self, path: str, *, start_line: int = 1, max_lines: int | None = None) -> str:
         """The text of a file, from ``start_line`` (1-based), cut to ``max_output_chars``. Reads only
         as far as the answer needs (see ``files.read_text``)."""
@@ -93,6 +119,9 @@ class Workspace:
                 raise ToolFailure(f"no such file: {path}")
             if target.is_dir():
                 raise ToolFailure(f"{path} is a directory; use list_dir")
+            refusal = self.guards.secret(self._candidates(path, target))
+            if refusal is not None:
+                raise ToolFailure(secret_message(path, refusal))
             if not target.is_file():
                 raise ToolFailure(f"{path} is not a regular file; read_file only reads files")
             return read_text(target, path, start_line=start_line, max_lines=max_lines, max_chars=self.max_output_chars)
@@ -259,8 +288,11 @@ class Workspace:
             line = f"{entry.name}/" if real.is_dir() else f"{entry.name}  {real.stat().st_size} bytes"
             if entry.is_symlink():
                 line += f"  (symlink to {self._relative(real)})"
-            if self.guards.protected(self._candidates(str(entry), real)) is not None:
+            candidates = self._candidates(str(entry), real)
+            if self.guards.protected(candidates) is not None:
                 line += "  (protected)"
+            if not real.is_dir() and self.guards.secret(candidates) is not None:
+                line += "  (looks like a secret: not readable)"
             return line
         except (OSError, RuntimeError):
             return f"{entry.name}  (unreadable)"
