@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 from tiny_agent.agent.tools import ToolFailure
 
-__all__ = ["BINARY_SNIFF", "LOOKAHEAD_BYTES", "looks_binary", "read_text", "write_atomic"]
+__all__ = ["BINARY_SNIFF", "LOOKAHEAD_BYTES", "looks_binary", "read_text", "with_note", "write_atomic"]
 
 BINARY_SNIFF = 8192
 """A NUL byte in this many leading bytes marks a file as binary (the same test git uses)."""
@@ -126,7 +126,7 @@ class _Scan:
             return self._cut(shown, f"{left} more characters not shown (of {self.selected_chars})")
         end = total if self.last is None else min(total, self.last)
         if end < total:
-            return _with_note(shown, f"[... {total - end} more lines; read again with start_line={end + 1}]")
+            return with_note(shown, f"[... {total - end} more lines; read again with start_line={end + 1}]")
         return shown
 
     def finish_early(self, unread: int) -> str:
@@ -140,7 +140,7 @@ class _Scan:
         assert self.last is not None  # settled without a cut: past the selection
         # Bytes remain, so a line starts after the last one counted.
         more = self.line - self.last
-        return _with_note(shown, f"[... at least {more} more lines; read again with start_line={self.last + 1}]")
+        return with_note(shown, f"[... at least {more} more lines; read again with start_line={self.last + 1}]")
 
     def _cut(self, shown: str, what: str) -> str:
         next_line = self.start + shown.count("\n")
@@ -148,7 +148,7 @@ class _Scan:
             advice = f"line {self.start} alone is longer than {self.max_chars} characters"
         else:
             advice = f"read again with start_line={next_line} to see more"
-        return _with_note(shown, f"[... cut: {what}; {advice}]")
+        return with_note(shown, f"[... cut: {what}; {advice}]")
 
 
 def _after_newlines(piece: str, pos: int, count: int) -> int:
@@ -181,7 +181,8 @@ def _decoded(file: BinaryIO, head: bytes, shown_as: str, chunk: int) -> Iterator
         data = file.read(chunk)
 
 
-def _with_note(text: str, note: str) -> str:
+def with_note(text: str, note: str) -> str:
+    """``note`` on a line of its own after ``text``."""
     separator = "" if text.endswith("\n") else "\n"
     return f"{text}{separator}{note}"
 

@@ -1,8 +1,8 @@
 """What the file tools refuse inside the workspace: protected paths for writes, secrets for reads.
 
-Rules are globs with .gitignore-like anchoring (see ``PathRule``), matched without regard to case:
-on macOS and Windows ``.GIT/config`` is ``.git/config``, and over-protecting ``.GIT`` on Linux costs
-nothing. They live in code, not in the conversation, because a rule that lives only in the
+Rules are globs with .gitignore-like anchoring (see ``PathRule``), matched without regard to case
+(``fold``): on macOS and Windows ``.GIT/config`` is ``.git/config``, and over-protecting ``.GIT`` on
+Linux costs nothing. They live in code, not in the conversation, because a rule that lives only in the
 conversation can drop out of it (the ``dev.mjs`` story in the seed).
 
 Writes. Besides the user's ``protect=`` globs, a few paths are protected by default: those where a
@@ -20,11 +20,13 @@ provider. Templates meant to be committed (``.env.example``, ``.env.sample``, ``
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import posixpath
+import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
 from tiny_agent.errors import ConfigError
@@ -38,6 +40,7 @@ __all__ = [
     "Guards",
     "PathRule",
     "Refusal",
+    "fold",
     "protected_message",
     "secret_message",
 ]
@@ -132,18 +135,18 @@ SECRET_TEMPLATES = (".env.example", ".env.sample", ".env.template", ".env.dist")
 
 @dataclass(frozen=True)
 class PathRule:
-    """One glob with .gitignore-like anchoring, matched on lower-cased relative POSIX paths."""
+    """One glob with .gitignore-like anchoring, matched on case-folded relative POSIX paths."""
 
     text: str
     """As given, for messages."""
     glob: str
-    """Normalised and lower-cased."""
+    """Normalised and case-folded."""
     anchored: bool
     """True if the glob has a "/" before its end: match the whole relative path, else any name."""
     reason: str = ""
     """Why a default rule exists; empty for the user's own rules."""
     unless: tuple[str, ...] = ()
-    """Names (lower-case globs) the rule leaves alone even when the glob matches them."""
+    """Names (case-folded globs) the rule leaves alone even when the glob matches them."""
 
     @staticmethod
     def parse(text: str, root: Path, *, flag: str, reason: str = "", unless: tuple[str, ...] = ()) -> PathRule:
@@ -167,20 +170,59 @@ class PathRule:
         glob = glob.removesuffix("/**").rstrip("/")
         if glob in ("", "."):
             glob, anchored = "*", False
-        return PathRule(text, glob.lower(), anchored, reason, unless)
+        return PathRule(text, fold(glob), anchored, reason, unless)
 
     def matches(self, rel: PurePosixPath) -> bool:
         """True if ``rel`` or one of its parent directories matches."""
-        lowered = PurePosixPath(str(rel).lower())
-        return any(self._matches_one(candidate) for candidate in (lowered, *lowered.parents[:-1]))
+        return self.matches_subject(_subject(rel))
 
-    def _matches_one(self, candidate: PurePosixPath) -> bool:
-        if any(fnmatchcase(candidate.name, name) for name in self.unless):
-            return False
-        if not self.anchored:
-            return fnmatchcase(candidate.name, self.glob)
-        path = str(candidate)
-        return fnmatchcase(path, self.glob) or (self.glob.startswith("**/") and fnmatchcase(path, self.glob[3:]))
+    def matches_subject(self, subject: _Subject) -> bool:
+        for path, name in zip(*subject, strict=True):
+            if any(_regex(exempt).match(name) for exempt in self.unless):
+                continue
+            if self.anchored:
+                if any(_regex(glob).match(path) for glob in self.path_globs):
+                    return True
+            elif _regex(self.glob).match(name):
+                return True
+        return False
+
+    @property
+    def path_globs(self) -> tuple[str, ...]:
+        """For an anchored rule, the globs a whole relative path is matched against."""
+        return (self.glob, self.glob[3:]) if self.glob.startswith("**/") else (self.glob,)
+
+
+_Subject = tuple[tuple[str, ...], tuple[str, ...]]
+"""A relative path folded, as (itself and its parents as paths, the name of each), outermost first."""
+
+
+def _subject(rel: PurePosixPath) -> _Subject:
+    parts = fold(str(rel)).split("/")
+    return tuple("/".join(parts[: i + 1]) for i in range(len(parts))), tuple(parts)
+
+
+@functools.lru_cache(maxsize=1024)
+def _regex(glob: str) -> re.Pattern[str]:
+    return re.compile(fnmatch.translate(glob))
+
+
+class _RuleSet:
+    """Rules in order, with one combined regex per kind to rule out most paths in a single match."""
+
+    def __init__(self, rules: tuple[PathRule, ...]) -> None:
+        self.rules = rules
+        names = [fnmatch.translate(r.glob) for r in rules if not r.anchored]
+        paths = [fnmatch.translate(g) for r in rules if r.anchored for g in r.path_globs]
+        self._names = re.compile("|".join(names)) if names else None
+        self._paths = re.compile("|".join(paths)) if paths else None
+
+    def first(self, subject: _Subject) -> PathRule | None:
+        paths, names = subject
+        names_hit = self._names is not None and any(self._names.match(n) for n in names)
+        if not names_hit and not (self._paths is not None and any(self._paths.match(p) for p in paths)):
+            return None
+        return next((rule for rule in self.rules if rule.matches_subject(subject)), None)
 
 
 @dataclass(frozen=True)
@@ -209,6 +251,9 @@ class Guards:
             PathRule.parse(g, root, flag="--allow-read", reason=why, unless=_unless(g)) for g, why in SECRETS
         )
         self.allow_rules = tuple(PathRule.parse(a, root, flag=ALLOW_READ_FLAG) for a in allow_read)
+        self._write = _RuleSet(self.write_rules)
+        self._secrets = _RuleSet(self.secret_rules)
+        self._allowed = _RuleSet(self.allow_rules)
 
     @property
     def write_rules(self) -> tuple[PathRule, ...]:
@@ -217,22 +262,21 @@ class Guards:
 
     def protected(self, candidates: Iterable[PurePosixPath]) -> Refusal | None:
         """The first write rule matching any of ``candidates`` (a path as written and as resolved)."""
-        paths = tuple(candidates)
-        for rule in self.write_rules:
-            for path in paths:
-                if rule.matches(path):
-                    return Refusal(rule, path)
-        return None
+        subjects = [(path, _subject(path)) for path in candidates]
+        found = [(rule, path) for path, subject in subjects if (rule := self._write.first(subject)) is not None]
+        if not found:
+            return None
+        rule, path = min(found, key=lambda hit: self.write_rules.index(hit[0]))  # the user's rules come first
+        return Refusal(rule, path)
 
     def secret(self, candidates: Iterable[PurePosixPath]) -> Refusal | None:
         """The first secret rule matching a candidate the user has not allowed. Each candidate is
         judged on its own: allowing ``notes.txt`` does not allow ``.env`` behind a symlink named so."""
         for path in candidates:
-            if any(rule.matches(path) for rule in self.allow_rules):
-                continue
-            for rule in self.secret_rules:
-                if rule.matches(path):
-                    return Refusal(rule, path)
+            subject = _subject(path)
+            rule = self._secrets.first(subject)
+            if rule is not None and self._allowed.first(subject) is None:
+                return Refusal(rule, path)
         return None
 
 
@@ -257,6 +301,25 @@ def secret_message(shown: str, refusal: Refusal) -> str:
         "what a tool returns is kept in the session store and, with a remote model, sent to its provider. "
         "Do not retry it or reach it by another path; carry on without it, or ask the user."
     )
+
+
+def fold(text: str) -> str:
+    """``text`` with each character mapped to one case-insensitive representative, one character to
+    one: ``K``, the Kelvin sign and ``k`` are all ``k``; the long s (U+017F) is ``s`` and the dotless i
+    (U+0131) is ``i`` (their upper case is ASCII, which is how NTFS compares names). Characters whose
+    folding would take several (``ß``, ``İ``) stay as they are, so the grammar can mirror this one
+    character at a time."""
+    if text.isascii():
+        return text.lower()
+    return "".join(_fold_char(ch) for ch in text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_char(ch: str) -> str:
+    for candidate in (ch.upper().lower(), ch.casefold()):
+        if len(candidate) == 1:
+            return candidate
+    return ch
 
 
 def _unless(glob: str) -> tuple[str, ...]:

@@ -17,15 +17,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from tiny_agent.agent.files import read_text, write_atomic
+from tiny_agent.agent.files import read_text, with_note, write_atomic
+from tiny_agent.agent.grammar import Limits, readable_files, schema, walk
 from tiny_agent.agent.guards import Guards, protected_message, secret_message
 from tiny_agent.agent.tools import Tool, ToolFailure
 from tiny_agent.errors import ConfigError
 
 __all__ = ["Workspace"]
-
-GRAMMAR_MAX_PATHS = 200
-"""Beyond this many files or folders, the tool grammar falls back to a free ``path`` string."""
 
 NAME_MAX = 255
 """Longest file or folder name, in bytes, on the common Linux and macOS file systems."""
@@ -50,6 +48,7 @@ class Workspace:
         default_protect: bool = True,
         allow_read: Sequence[str] = (),
         max_output_chars: int = 20_000,
+        grammar_limits: Limits | None = None,
     ) -> None:
         resolved = Path(root).resolve()
         if not resolved.is_dir():
@@ -68,6 +67,8 @@ class Workspace:
         self.default_protect = default_protect
         self.allow_read = (allow_read,) if isinstance(allow_read, str) else tuple(allow_read)
         self.max_output_chars = max_output_chars
+        self.grammar_limits = grammar_limits or Limits()
+        """Beyond these (entries walked, enum size) a tool's grammar is None: a free ``path`` string."""
         self.guards = Guards(
             resolved, protect=self.protect, default_protect=default_protect, allow_read=self.allow_read
         )
@@ -189,15 +190,15 @@ class Workspace:
             count += 1
         shown = "\n".join(lines[:count])
         left = len(full) - len(shown)
-        return _with_note(
+        return with_note(
             shown,
             f"[... cut: {left} more characters not shown (of {len(full)}); "
             f"{len(lines) - count} of {len(lines)} entries left out]",
         )
 
     def tools(self, *, grammar: bool = True) -> list[Tool]:
-        """The three file tools, bound to this workspace. With ``grammar``, read_file and list_dir
-        offer this turn's real paths as a decoding grammar (see ``Tool.grammar``)."""
+        """The three file tools, bound to this workspace. With ``grammar``, each offers this turn's
+        real paths as a decoding grammar (see ``Tool.grammar`` and ``agent.grammar``)."""
         path = _prop("string", "File path, relative to the workspace.", minLength=1)
         protected = f" Protected paths are refused: {', '.join(self.protect)}." if self.protect else ""
         read = _schema(
@@ -219,7 +220,7 @@ class Workspace:
                 lambda a: self.read_file(
                     a["path"], start_line=int(a.get("start_line", 1)), max_lines=_optional_int(a.get("max_lines"))
                 ),
-                (lambda: self._grammar("read_file")) if grammar else None,
+                (lambda: self.grammar("read_file")) if grammar else None,
             ),
             Tool(
                 "write_file",
@@ -227,6 +228,7 @@ class Workspace:
                 "relative to the workspace root; missing parent directories are created." + protected,
                 write,
                 lambda a: self.write_file(a["path"], a["content"]),
+                (lambda: self.grammar("write_file")) if grammar else None,
             ),
             Tool(
                 "list_dir",
@@ -234,37 +236,21 @@ class Workspace:
                 "with '/', files show their size in bytes. The path is relative to the workspace root.",
                 listing,
                 lambda a: self.list_dir(a.get("path") or "."),
-                (lambda: self._grammar("list_dir")) if grammar else None,
+                (lambda: self.grammar("list_dir")) if grammar else None,
             ),
         ]
 
-    def paths(self, limit: int = GRAMMAR_MAX_PATHS) -> tuple[list[str], list[str]] | None:
-        """(files, folders) of the workspace as relative POSIX paths, folders including ".", or None
-        when there are more than ``limit`` of either. Hidden entries are skipped."""
-        files: list[str] = []
-        folders: list[str] = ["."]
-        for current, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            base = Path(current)
-            folders.extend(self._relative(base / d).as_posix() for d in dirnames)
-            files.extend(self._relative(base / f).as_posix() for f in sorted(filenames) if not f.startswith("."))
-            if len(files) > limit or len(folders) > limit:
-                return None
-        return files, folders
+    def paths(self, limits: Limits | None = None) -> tuple[list[str], list[str]] | None:
+        """(files read_file would read, folders list_dir would list) as relative POSIX paths, or None
+        when the workspace is larger than ``limits`` (see ``agent.grammar``)."""
+        tree = walk(self.root, limits or self.grammar_limits)
+        return None if tree is None else (readable_files(self.root, tree, self.guards), list(tree.folders))
 
-    def _grammar(self, tool: str) -> dict[str, Any] | None:
-        found = self.paths()
-        if found is None:
-            return None
-        files, folders = found
-        choices = files if tool == "read_file" else folders
-        if not choices:
-            return None
-        base = next(t for t in self.tools(grammar=False) if t.name == tool).input_schema
-        properties = dict(base["properties"])
-        properties["path"] = {**properties["path"], "enum": choices}
-        properties["path"].pop("minLength", None)
-        return {**base, "properties": properties, "required": sorted({"path", *base["required"]})}
+    def grammar(self, tool: str) -> dict[str, Any] | None:
+        """This turn's narrowed input schema for ``tool`` (see ``agent.grammar``), or None: a workspace
+        over ``grammar_limits``, no path to offer, or a tool without a grammar."""
+        base = next((t.input_schema for t in self.tools(grammar=False) if t.name == tool), None)
+        return None if base is None else schema(tool, base, self.root, self.guards, self.grammar_limits)
 
     def _relative(self, resolved: Path) -> PurePosixPath:
         return PurePosixPath(resolved.relative_to(self.root).as_posix())
@@ -321,8 +307,3 @@ def _os_errors(doing: str) -> Iterator[None]:
 
 def _shorten(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
-
-
-def _with_note(text: str, note: str) -> str:
-    separator = "" if text.endswith("\n") else "\n"
-    return f"{text}{separator}{note}"
