@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tiny_agent.agent.guards import ALLOW_READ_FLAG, DEFAULT_PROTECT, NO_DEFAULT_PROTECT_FLAG, SECRETS
+from tiny_agent.agent.guards import ALLOW_READ_FLAG, ALLOW_WRITE_DEFAULTS_FLAG, DEFAULT_PROTECT, SECRETS
 from tiny_agent.agent.tools import ToolFailure
 from tiny_agent.agent.workspace import Workspace
 from tiny_agent.errors import ConfigError
@@ -113,7 +113,7 @@ def test_default_protection_refuses_and_says_how_to_lift_it(tmp_path: Path, rel:
         ws.write_file(rel, HOOK)
     first, why = str(exc.value).split("\n")
     assert first.startswith(f"refused: {rel} is protected by default (rule ")
-    assert NO_DEFAULT_PROTECT_FLAG in first
+    assert ALLOW_WRITE_DEFAULTS_FLAG in first
     assert why.startswith("Why: ")
     assert not (tmp_path / rel).exists()
     assert ws.is_protected(rel)

@@ -33,8 +33,8 @@ from tiny_agent.errors import ConfigError
 
 __all__ = [
     "ALLOW_READ_FLAG",
+    "ALLOW_WRITE_DEFAULTS_FLAG",
     "DEFAULT_PROTECT",
-    "NO_DEFAULT_PROTECT_FLAG",
     "SECRETS",
     "SECRET_TEMPLATES",
     "Guards",
@@ -47,7 +47,7 @@ __all__ = [
 
 ALLOW_READ_FLAG = "--allow-read"
 """The CLI flag a secret refusal tells the user about."""
-NO_DEFAULT_PROTECT_FLAG = "--no-default-protect"
+ALLOW_WRITE_DEFAULTS_FLAG = "--allow-write-defaults"
 """The CLI flag a default-protection refusal tells the user about."""
 
 DEFAULT_PROTECT: tuple[tuple[str, str], ...] = (
@@ -286,7 +286,7 @@ def protected_message(shown: str, refusal: Refusal) -> str:
         return f"refused: {shown} is protected (--protect {rule.text}); change something else"
     return (
         f"refused: {shown} is protected by default (rule {rule.text}, lifted only by the user's "
-        f"{NO_DEFAULT_PROTECT_FLAG}); change something else\n"
+        f"{ALLOW_WRITE_DEFAULTS_FLAG}); change something else\n"
         f"Why: {rule.reason}."
     )
 
