@@ -245,3 +245,10 @@ def test_writing_through_a_symlink_replaces_the_target_and_keeps_the_link(tmp_pa
     Workspace(tmp_path).write_file("alias.json", "{}\n")
     assert (tmp_path / "alias.json").is_symlink()
     assert config.read_text() == "{}\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give a file away")
+def test_overwriting_keeps_the_owner(tmp_path: Path, config: Path) -> None:
+    os.chown(config, 65534, 65534)
+    Workspace(tmp_path).write_file("config.json", "new\n")
+    assert (config.stat().st_uid, config.stat().st_gid) == (65534, 65534)

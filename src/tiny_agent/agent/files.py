@@ -200,9 +200,10 @@ def write_atomic(target: Path, data: bytes) -> None:
         try:
             _write_all(fd, data)
             if before is not None:
-                with contextlib.suppress(PermissionError):
-                    os.fchown(fd, before.st_uid, before.st_gid)
-                os.fchmod(fd, stat.S_IMODE(before.st_mode))  # after chown, which clears setuid bits
+                if hasattr(os, "fchown"):  # not on Windows
+                    with contextlib.suppress(PermissionError):
+                        os.fchown(fd, before.st_uid, before.st_gid)
+                os.chmod(temp, stat.S_IMODE(before.st_mode))  # after chown, which clears setuid bits
             os.fsync(fd)
         finally:
             os.close(fd)
