@@ -23,7 +23,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "read_file_memory.json"
-LINE = ("0123456789abcdef" * 6)[:99] + "\n"
+LINE = ("0123456789abcdef" * 7)[:99] + "\n"
 """100 bytes per line."""
 
 CHILD = """
