@@ -133,3 +133,24 @@ def test_non_text_result_is_an_error_result() -> None:
     result = toolbox.run(call("bad", path="a.txt", content="x"))
     assert result.is_error
     assert result.content == "bad failed: it returned int, not text"
+
+
+def test_grammar_collects_the_narrowed_schemas() -> None:
+    narrow = {**SCHEMA, "properties": {**SCHEMA["properties"], "path": {"enum": ["a.txt"]}}}
+    toolbox = Toolbox([Tool("save", "Save.", SCHEMA, _save, lambda: narrow), Tool("refuse", "No.", SCHEMA, _refuse)])
+    assert toolbox.grammar() == {"save": narrow}
+    assert Toolbox([Tool("save", "Save.", SCHEMA, _save, lambda: None)]).grammar() == {}
+
+
+def test_a_grammar_that_raises_is_left_out_not_a_crash(caplog: pytest.LogCaptureFixture) -> None:
+    """A grammar only narrows decoding; the turn goes on with the tool's full schema."""
+
+    def broken() -> dict[str, Any]:
+        raise PermissionError(13, "Permission denied")
+
+    toolbox = Toolbox(
+        [Tool("save", "Save.", SCHEMA, _save, broken), Tool("crash", "x", SCHEMA, _crash, lambda: SCHEMA)]
+    )
+    with caplog.at_level(logging.WARNING, logger="tiny_agent.agent.tools"):
+        assert toolbox.grammar() == {"crash": SCHEMA}
+    assert "grammar of save failed" in caplog.text

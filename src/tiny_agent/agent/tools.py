@@ -81,10 +81,17 @@ class Toolbox:
         return tuple(tool.spec for tool in self._tools.values())
 
     def grammar(self) -> dict[str, Mapping[str, Any]]:
-        """This turn's narrowed input schemas by tool name, for the tools that offer one."""
+        """This turn's narrowed input schemas by tool name, for the tools that offer one. A grammar
+        that raises is left out (and logged): it only narrows decoding, so the turn goes on."""
         out: dict[str, Mapping[str, Any]] = {}
         for tool in self._tools.values():
-            schema = tool.grammar() if tool.grammar is not None else None
+            if tool.grammar is None:
+                continue
+            try:
+                schema = tool.grammar()
+            except Exception:
+                logger.warning("grammar of %s failed; its full input schema applies", tool.name, exc_info=True)
+                continue
             if schema is not None:
                 out[tool.name] = schema
         return out
