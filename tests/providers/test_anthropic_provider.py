@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -291,7 +292,9 @@ def test_http_errors_map_to_the_most_specific_class(
     exc = caught.value
     assert type(exc) is expected
     assert exc.status_code == status
-    assert str(exc) == f"anthropic: {status} {kind}: {text}"
+    hint = "; check the API key" if expected is AuthenticationError else ""
+    where = r" \(https://api\.anthropic\.com/v1/messages, 1 attempt in \d+\.\d s\)"
+    assert re.fullmatch(re.escape(f"anthropic: {status} {kind}: {text}{hint}") + where, str(exc))
     assert isinstance(exc.body, dict)
     assert exc.body["error"]["message"] == text
     assert exc.headers["request-id"] == "req_011CSHoEeqs5C35K2UUqR7Fy"

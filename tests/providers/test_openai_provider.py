@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx2
@@ -217,7 +218,7 @@ def test_empty_arguments_mean_no_arguments() -> None:
 
 
 @pytest.mark.parametrize(
-    ("finish", "expected"), [("stop", "end_turn"), ("length", "max_tokens"), ("content_filter", "content_filter")]
+    ("finish", "expected"), [("stop", "end_turn"), ("length", "max_tokens"), ("content_filter", "refusal"), ("tool_calls", "tool_use"), ("weird", "weird")]
 )
 def test_finish_reasons(finish: str, expected: str) -> None:
     reply = completion({"role": "assistant", "content": "x"}, {"prompt_tokens": 1, "completion_tokens": 1}, finish)
@@ -364,7 +365,9 @@ def test_http_errors_map_to_the_most_specific_class(
     exc = caught.value
     assert type(exc) is expected
     assert exc.status_code == status
-    assert str(exc) == f"deepseek: {status} {body['type']}: {body['message']}"
+    hint = "; check the API key" if expected is AuthenticationError else ""
+    where = r" \(http://127\.0\.0\.1:8080/v1/chat/completions, 1 attempt in \d+\.\d s\)"
+    assert re.fullmatch(re.escape(f"deepseek: {status} {body['type']}: {body['message']}{hint}") + where, str(exc))
     assert exc.body == body
     assert exc.headers["x-request-id"] == "req_123"
     assert isinstance(exc.__cause__, openai.APIStatusError)
