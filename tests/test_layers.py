@@ -9,7 +9,17 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "tiny_agent"
 
-RANK = {"types": 0, "errors": 0, "redaction": 0, "providers": 1, "store": 1, "testing": 1, "context": 2, "agent": 3, "cli": 4}
+RANK = {
+    "types": 0,
+    "errors": 0,
+    "redaction": 0,
+    "providers": 1,
+    "store": 1,
+    "testing": 1,
+    "context": 2,
+    "agent": 3,
+    "cli": 4,
+}
 """A module may import modules of its own rank or lower; ``testing`` ships a fake provider."""
 
 

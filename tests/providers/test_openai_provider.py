@@ -218,7 +218,14 @@ def test_empty_arguments_mean_no_arguments() -> None:
 
 
 @pytest.mark.parametrize(
-    ("finish", "expected"), [("stop", "end_turn"), ("length", "max_tokens"), ("content_filter", "refusal"), ("tool_calls", "tool_use"), ("weird", "weird")]
+    ("finish", "expected"),
+    [
+        ("stop", "end_turn"),
+        ("length", "max_tokens"),
+        ("content_filter", "refusal"),
+        ("tool_calls", "tool_use"),
+        ("weird", "weird"),
+    ],
 )
 def test_finish_reasons(finish: str, expected: str) -> None:
     reply = completion({"role": "assistant", "content": "x"}, {"prompt_tokens": 1, "completion_tokens": 1}, finish)
