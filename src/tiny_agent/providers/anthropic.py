@@ -26,7 +26,7 @@ import httpx2
 
 from tiny_agent.providers.anthropic_reply import Accumulator, process
 from tiny_agent.providers.base import Wire
-from tiny_agent.providers.decode import OpenedStream, open_stream, reading, whole_json
+from tiny_agent.providers.decode import OpenedStream, ShapeError, open_stream, reading, shape_error, whole_json
 from tiny_agent.providers.http_errors import (
     check_base_url,
     display_url,
@@ -189,6 +189,8 @@ class AnthropicProvider:
             raise self._status_error(exc) from exc
         except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
             raise transport_error(self.name, exc, self._timeout) from exc
+        except ShapeError as exc:  # an event that is not JSON, while a stream is read
+            raise shape_error(self.name, exc) from exc
         except (httpx2.HTTPError, httpx2.StreamError, anthropic.AnthropicError) as exc:
             raise response_error(self.name, f"the answer cannot be read ({type(exc).__name__}: {exc})") from exc
 

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import httpx2
 
+from tiny_agent.errors import ProviderResponseError
 from tiny_agent.providers.http_errors import response_error
 from tiny_agent.types import INVALID_JSON_KEY, Block, TextBlock, ToolResultBlock, ToolUseBlock
 
@@ -34,6 +35,7 @@ __all__ = [
     "reading",
     "scrub",
     "scrub_blocks",
+    "shape_error",
     "tool_input",
     "whole_json",
 ]
@@ -119,7 +121,7 @@ def tool_input(raw: object) -> dict[str, Any]:
             parsed = json.loads(raw)
         except ValueError:
             return {INVALID_JSON_KEY: raw}
-        return parsed if isinstance(parsed, dict) else {INVALID_JSON_KEY: raw}
+        return scrub(parsed) if isinstance(parsed, dict) else {INVALID_JSON_KEY: raw}
     return {INVALID_JSON_KEY: json.dumps(raw)}
 
 
@@ -225,6 +227,11 @@ def count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def shape_error(provider: str, exc: ShapeError) -> ProviderResponseError:
+    """The error for an answer of the wrong shape, with the start of the body when that helps."""
+    return response_error(provider, f"the answer cannot be read: {exc}", exc.sample)
+
+
 @contextmanager
 def reading(provider: str) -> Iterator[None]:
     """The last line of the mapping boundary, around the code that reads an answer: a wrong shape,
@@ -232,7 +239,7 @@ def reading(provider: str) -> Iterator[None]:
     try:
         yield
     except ShapeError as exc:
-        raise response_error(provider, f"the answer cannot be read: {exc}", exc.sample) from exc
+        raise shape_error(provider, exc) from exc
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise response_error(provider, f"the answer cannot be read ({type(exc).__name__}: {exc})") from exc
 
