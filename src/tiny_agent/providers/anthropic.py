@@ -26,7 +26,7 @@ import httpx2
 
 from tiny_agent.providers.anthropic_reply import Accumulator, process
 from tiny_agent.providers.base import Wire
-from tiny_agent.providers.decode import OpenedStream, ShapeError, open_stream, reading, shape_error, whole_json
+from tiny_agent.providers.decode import ShapeError, reading, shape_error, whole_json
 from tiny_agent.providers.http_errors import (
     check_base_url,
     display_url,
@@ -46,8 +46,9 @@ from tiny_agent.providers.retry import (
     RetryPolicy,
     check_timeout,
 )
+from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
 from tiny_agent.redaction import register_secret
-from tiny_agent.types import ModelResponse, OnProviderEvent, Prompt, TextDelta, Usage
+from tiny_agent.types import ModelResponse, OnProviderEvent, Prompt, Usage
 
 __all__ = ["AnthropicProvider"]
 
@@ -152,21 +153,14 @@ class AnthropicProvider:
         call = Call(self._policy, self.url, on_event)
         opened = call.run(lambda: self._open({**body, "stream": True}))
         with call.finishing(), closing(opened):
-            if opened.whole is not None:
-                with reading(self.name):
-                    response = process(opened.whole, body.get("model", self.model))
-                if on_event is not None and response.message.text:
-                    on_event(TextDelta(response.message.text))
-                return response
-            accumulated = Accumulator()
-            with self._boundary():
-                for payload in opened:
-                    with reading(self.name):
-                        text = accumulated.feed(payload)
-                    if text and on_event is not None:
-                        on_event(TextDelta(text))
-            with reading(self.name):
-                return process(accumulated.result(self.name), body.get("model", self.model))
+            return consume(
+                opened,
+                provider=self.name,
+                boundary=self._boundary,
+                accumulator=Accumulator(),
+                process=lambda data: process(data, body.get("model", self.model)),
+                on_event=on_event,
+            )
 
     def _open(self, body: dict[str, Any]) -> OpenedStream:
         with self._boundary():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -23,13 +23,11 @@ from tiny_agent.types import INVALID_JSON_KEY, Block, TextBlock, ToolResultBlock
 
 __all__ = [
     "AnswerText",
-    "OpenedStream",
     "ShapeError",
     "count",
     "expect",
     "is_event_stream",
     "iter_sse",
-    "open_stream",
     "optional",
     "parse_json",
     "reading",
@@ -253,54 +251,3 @@ def whole_json(response: httpx2.Response) -> dict[str, Any]:
     except ValueError:
         raise ShapeError(f"a {response.status_code} answer ({kind}) that is not JSON", sample=text) from None
     return expect(data, dict, f"the {response.status_code} answer ({kind})")
-
-
-class OpenedStream:
-    """A streamed answer up to its first event: after this point a failure is not retried.
-
-    Iterating gives the events' JSON payloads, the first one included. ``whole`` is set instead
-    when the server answered the streaming request with one JSON body (some servers ignore
-    ``stream``). ``close`` releases the connection; the adapters close in a ``finally``."""
-
-    def __init__(
-        self, response: httpx2.Response, events: Iterator[Any], first: Any = None, whole: dict[str, Any] | None = None
-    ) -> None:
-        self.response = response
-        self.whole = whole
-        self._events = events
-        self._first = first
-
-    def __iter__(self) -> Iterator[Any]:
-        if self._first is not None:
-            first, self._first = self._first, None
-            yield first
-        yield from self._events
-
-    def close(self) -> None:
-        self.response.close()
-
-
-def open_stream(response: httpx2.Response, check: Callable[[str | None, Any], None]) -> OpenedStream:
-    """Read ``response`` up to its first event. ``check(event, payload)`` raises for an error event."""
-    try:
-        if not is_event_stream(response):
-            response.read()
-            whole = whole_json(response)
-            check(None, whole)
-            return OpenedStream(response, iter(()), whole=whole)
-        events = _payloads(response, check)
-        return OpenedStream(response, events, next(events, None))
-    except BaseException:
-        response.close()
-        raise
-
-
-def _payloads(response: httpx2.Response, check: Callable[[str | None, Any], None]) -> Iterator[Any]:
-    for event, data in iter_sse(response.iter_lines()):
-        if data.strip() == "[DONE]":  # OpenAI's end marker
-            return
-        if event == "ping":
-            continue
-        payload = parse_json(data, f"a stream event ({event or 'data'})")
-        check(event, payload)
-        yield payload

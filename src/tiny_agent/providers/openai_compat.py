@@ -28,7 +28,7 @@ import openai
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers import json_tools
 from tiny_agent.providers.base import Wire
-from tiny_agent.providers.decode import OpenedStream, ShapeError, open_stream, reading, shape_error, whole_json
+from tiny_agent.providers.decode import ShapeError, reading, shape_error, whole_json
 from tiny_agent.providers.http_errors import (
     check_base_url,
     display_url,
@@ -49,6 +49,7 @@ from tiny_agent.providers.retry import (
     RetryPolicy,
     check_timeout,
 )
+from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
 from tiny_agent.redaction import register_secret
 from tiny_agent.types import (
     INVALID_JSON_KEY,
@@ -57,7 +58,6 @@ from tiny_agent.types import (
     OnProviderEvent,
     Prompt,
     TextBlock,
-    TextDelta,
     ToolResultBlock,
     ToolUseBlock,
     Usage,
@@ -195,21 +195,14 @@ class OpenAICompatProvider:
         json_mode = _json_tools_mode(body)
         model = body.get("model", self.model)
         with call.finishing(), closing(opened):
-            if opened.whole is not None:
-                with reading(self.name):
-                    response = process(opened.whole, model, json_tools_mode=json_mode)
-                if on_event is not None and response.message.text:
-                    on_event(TextDelta(response.message.text))
-                return response
-            accumulated = Accumulator(json_tools_mode=json_mode)
-            with self._boundary():
-                for payload in opened:
-                    with reading(self.name):
-                        text = accumulated.feed(payload)
-                    if text and on_event is not None:
-                        on_event(TextDelta(text))
-            with reading(self.name):
-                return process(accumulated.result(self.name), model, json_tools_mode=json_mode)
+            return consume(
+                opened,
+                provider=self.name,
+                boundary=self._boundary,
+                accumulator=Accumulator(json_tools_mode=json_mode),
+                process=lambda data: process(data, model, json_tools_mode=json_mode),
+                on_event=on_event,
+            )
 
     def _open(self, body: dict[str, Any]) -> OpenedStream:
         with self._boundary():
