@@ -36,7 +36,7 @@ from tiny_agent.types import (
 )
 
 FAST_RETRY = {"retry-after-ms": "1"}
-"""Both SDKs wait exactly this long; ``retry-after: 0`` would fall back to ~0.5 s of backoff."""
+"""The retry loop (providers/retry) waits exactly this long, so the tests stay fast."""
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 TOOLS = (ToolSpec("read_file", "Read a file.", SCHEMA), ToolSpec("list_dir", "List a directory.", SCHEMA))
@@ -327,7 +327,7 @@ Answer = Callable[[], httpx2.Response]
     ],
     ids=["429", "529"],
 )
-def test_sdk_retries_then_succeeds(failure: Answer) -> None:
+def test_retries_then_succeeds(failure: Answer) -> None:
     server = Server(failure(), HELLO)
     p = provider(server, max_retries=1)
     assert p.send(p.render(Prompt((), (), conversation()[:1]))).message.text == "Hello!"

@@ -36,7 +36,7 @@ from tiny_agent.types import (
 )
 
 FAST_RETRY = {"retry-after-ms": "1"}
-"""Both SDKs wait exactly this long; ``retry-after: 0`` would fall back to ~0.5 s of backoff."""
+"""The retry loop (providers/retry) waits exactly this long, so the tests stay fast."""
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 TOOLS = (ToolSpec("read_file", "Read a file.", SCHEMA),)
@@ -396,7 +396,7 @@ def test_no_answer_maps_to_connection_errors(failure: Exception, expected: type[
 
 
 @pytest.mark.parametrize("status", [429, 529])
-def test_sdk_retries_then_succeeds(status: int) -> None:
+def test_retries_then_succeeds(status: int) -> None:
     server = Server(error(status, {"message": "busy", "type": "x"}, FAST_RETRY), text_reply("done"))
     assert send(provider(server, max_retries=1)).message.text == "done"
     assert len(server.requests) == 2
