@@ -196,3 +196,15 @@ def test_the_local_provider_gets_only_the_options_it_takes() -> None:
     provider = resolve_provider("local", env={}, max_tokens=99, timeout=300, max_retries=1, http_client=None)
     assert isinstance(provider, LocalProvider)
     assert provider._max_tokens == 99
+
+
+@pytest.mark.parametrize(
+    ("cls", "variable"), [(AnthropicProvider, "ANTHROPIC_API_KEY"), (OpenAICompatProvider, "OPENAI_API_KEY")]
+)
+def test_an_adapter_without_any_key_is_a_config_error(
+    monkeypatch: pytest.MonkeyPatch, cls: type[Any], variable: str
+) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_ADMIN_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigError, match=f"no API key: pass api_key or set {variable}$"):
+        cls(model="m", base_url="http://127.0.0.1:9")

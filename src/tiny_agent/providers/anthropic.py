@@ -24,6 +24,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from tiny_agent.errors import ConfigError
 from tiny_agent.providers.anthropic_reply import Accumulator, process
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.decode import ShapeError, reading, shape_error, whole_json
@@ -99,6 +100,8 @@ class AnthropicProvider:
             timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, 10.0)),
             http_client=http_client,
         )
+        if self._client.api_key is None and self._client.auth_token is None and self._client.credentials is None:
+            raise ConfigError(f"{name}: no API key: pass api_key or set {key_env or 'ANTHROPIC_API_KEY'}")
         self.url = display_url(str(self._client.base_url).rstrip("/") + "/v1/messages")
         """Where the calls go, as error messages show it."""
 

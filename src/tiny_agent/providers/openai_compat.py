@@ -118,13 +118,16 @@ class OpenAICompatProvider:
         self._timeout = check_timeout(timeout)
         self._policy = RetryPolicy(max_retries=max_retries, base_delay=retry_backoff, max_retry_wait=max_retry_wait)
         register_secret(api_key)
-        self._client = openai.OpenAI(
-            api_key=api_key,
-            base_url=check_base_url(base_url) if base_url is not None else None,
-            max_retries=0,
-            timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, 10.0)),
-            http_client=http_client,
-        )
+        try:
+            self._client = openai.OpenAI(
+                api_key=api_key,
+                base_url=check_base_url(base_url) if base_url is not None else None,
+                max_retries=0,
+                timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, 10.0)),
+                http_client=http_client,
+            )
+        except openai.OpenAIError as exc:  # no key given and none in the environment
+            raise ConfigError(f"{name}: no API key: pass api_key or set {key_env or 'OPENAI_API_KEY'}") from exc
         self.url = display_url(str(self._client.base_url).rstrip("/") + "/chat/completions")
         """Where the calls go, as error messages show it."""
 
