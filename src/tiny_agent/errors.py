@@ -11,20 +11,25 @@ branches, so a caller can tell "fix your setup" from "try again later"::
     │   │   └── ProviderTimeout
     │   ├── ProviderResponseError       an answer we cannot read (not JSON, wrong shape, cut short)
     │   └── ProviderHTTPError           an HTTP answer with an error status (status_code, body, headers)
-    │       ├── AuthenticationError     401 / 403: the key is wrong
+    │       ├── AuthenticationError     401 / 403: the key is wrong (also a ConfigError: the user must fix it)
     │       ├── BadRequestError         400 / 404 / 422: the request itself was refused; never retried
     │       │   └── ContextTooLongError the prompt does not fit the model's window
     │       ├── RateLimitError          429
     │       ├── OverloadedError         529
-    │       └── ServerError             5xx
+    │       └── ServerError             5xx, or an error event in a stream
     ├── IllegalRequestError         a rendered request broke the protocol and repair could not fix it
     ├── CompactionError             the summary call failed; the history was left as it was
     └── StoreError                  the session store cannot be opened, read or written (names the file)
         ├── SessionNotFound             no session has that id (or the prefix is ambiguous)
         └── SessionConflict             another process appended to the same session
 
+``AuthenticationError`` sits on both branches (``class AuthenticationError(ProviderHTTPError,
+ConfigError)``): it is a failed call, and the user must change a key to fix it, so "exit 2 = you must
+change something" catches it.
+
 SDK and HTTP exceptions are translated to this tree in exactly one place per adapter, with
-``raise ... from exc`` so the original stays attached.
+``raise ... from exc`` so the original stays attached. A provider error's message is already
+redacted (``tiny_agent.redaction``) and ends with where the call went and how long it tried.
 """
 
 from __future__ import annotations
@@ -65,6 +70,13 @@ class ConfigError(TinyAgentError):
 class ProviderError(TinyAgentError):
     """A model call failed at run time."""
 
+    url: str | None = None
+    """The endpoint the failed call went to (credentials and query removed), where known."""
+    attempts: int = 0
+    """How many attempts were made: 1 when the call was not retried, 0 when it was never sent."""
+    elapsed: float | None = None
+    """Seconds from the first attempt to the failure, retries and waits included."""
+
 
 class ProviderConnectionError(ProviderError):
     """The provider could not be reached (DNS, refused connection, cut stream)."""
@@ -94,8 +106,8 @@ class ProviderHTTPError(ProviderError):
         self.headers = {k.lower(): v for k, v in (headers or {}).items()}
 
 
-class AuthenticationError(ProviderHTTPError):
-    """401 or 403: the API key is missing, wrong or lacks permission."""
+class AuthenticationError(ProviderHTTPError, ConfigError):
+    """401 or 403: the API key is missing, wrong or lacks permission; the message names the variable."""
 
 
 class BadRequestError(ProviderHTTPError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -35,7 +36,7 @@ from tiny_agent.types import (
 )
 
 FAST_RETRY = {"retry-after-ms": "1"}
-"""Both SDKs wait exactly this long; ``retry-after: 0`` would fall back to ~0.5 s of backoff."""
+"""The retry loop (providers/retry) waits exactly this long, so the tests stay fast."""
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 TOOLS = (ToolSpec("read_file", "Read a file.", SCHEMA), ToolSpec("list_dir", "List a directory.", SCHEMA))
@@ -291,7 +292,9 @@ def test_http_errors_map_to_the_most_specific_class(
     exc = caught.value
     assert type(exc) is expected
     assert exc.status_code == status
-    assert str(exc) == f"anthropic: {status} {kind}: {text}"
+    hint = "; check the API key" if expected is AuthenticationError else ""
+    where = r" \(https://api\.anthropic\.com/v1/messages, 1 attempt in \d+\.\d s\)"
+    assert re.fullmatch(re.escape(f"anthropic: {status} {kind}: {text}{hint}") + where, str(exc))
     assert isinstance(exc.body, dict)
     assert exc.body["error"]["message"] == text
     assert exc.headers["request-id"] == "req_011CSHoEeqs5C35K2UUqR7Fy"
@@ -324,7 +327,7 @@ Answer = Callable[[], httpx2.Response]
     ],
     ids=["429", "529"],
 )
-def test_sdk_retries_then_succeeds(failure: Answer) -> None:
+def test_retries_then_succeeds(failure: Answer) -> None:
     server = Server(failure(), HELLO)
     p = provider(server, max_retries=1)
     assert p.send(p.render(Prompt((), (), conversation()[:1]))).message.text == "Hello!"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx2
@@ -35,7 +36,7 @@ from tiny_agent.types import (
 )
 
 FAST_RETRY = {"retry-after-ms": "1"}
-"""Both SDKs wait exactly this long; ``retry-after: 0`` would fall back to ~0.5 s of backoff."""
+"""The retry loop (providers/retry) waits exactly this long, so the tests stay fast."""
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 TOOLS = (ToolSpec("read_file", "Read a file.", SCHEMA),)
@@ -217,7 +218,14 @@ def test_empty_arguments_mean_no_arguments() -> None:
 
 
 @pytest.mark.parametrize(
-    ("finish", "expected"), [("stop", "end_turn"), ("length", "max_tokens"), ("content_filter", "content_filter")]
+    ("finish", "expected"),
+    [
+        ("stop", "end_turn"),
+        ("length", "max_tokens"),
+        ("content_filter", "refusal"),
+        ("tool_calls", "tool_use"),
+        ("weird", "weird"),
+    ],
 )
 def test_finish_reasons(finish: str, expected: str) -> None:
     reply = completion({"role": "assistant", "content": "x"}, {"prompt_tokens": 1, "completion_tokens": 1}, finish)
@@ -364,7 +372,9 @@ def test_http_errors_map_to_the_most_specific_class(
     exc = caught.value
     assert type(exc) is expected
     assert exc.status_code == status
-    assert str(exc) == f"deepseek: {status} {body['type']}: {body['message']}"
+    hint = "; check the API key" if expected is AuthenticationError else ""
+    where = r" \(http://127\.0\.0\.1:8080/v1/chat/completions, 1 attempt in \d+\.\d s\)"
+    assert re.fullmatch(re.escape(f"deepseek: {status} {body['type']}: {body['message']}{hint}") + where, str(exc))
     assert exc.body == body
     assert exc.headers["x-request-id"] == "req_123"
     assert isinstance(exc.__cause__, openai.APIStatusError)
@@ -386,7 +396,7 @@ def test_no_answer_maps_to_connection_errors(failure: Exception, expected: type[
 
 
 @pytest.mark.parametrize("status", [429, 529])
-def test_sdk_retries_then_succeeds(status: int) -> None:
+def test_retries_then_succeeds(status: int) -> None:
     server = Server(error(status, {"message": "busy", "type": "x"}, FAST_RETRY), text_reply("done"))
     assert send(provider(server, max_retries=1)).message.text == "done"
     assert len(server.requests) == 2

@@ -160,3 +160,51 @@ def test_only_the_openai_profile_accepts_a_custom_server_without_key() -> None:
     with pytest.raises(ConfigError, match="DEEPSEEK_API_KEY"):
         resolve_provider("deepseek", env={}, base_url="http://127.0.0.1:8080")
     assert resolve_provider("openai", env={}, base_url="http://127.0.0.1:8080/v1").name == "openai"
+
+
+@pytest.mark.parametrize("name", ["anthropic", "openai", "deepseek", "moonshot"])
+def test_the_adapter_knows_which_variable_holds_its_key(name: str) -> None:
+    provider, _ = resolve(name, {PROFILES[name].key_env: "k"})
+    assert provider.key_env == PROFILES[name].key_env  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("url", ["not a url", "localhost:8080", "ftp://host/v1", "http:///v1", "http://h:99999999/"])
+def test_a_base_url_that_is_not_http_is_refused_before_anything_else(url: str) -> None:
+    with pytest.raises(ConfigError, match=r"is not an http\(s\) URL with a host"):
+        resolve_provider("anthropic", env={"ANTHROPIC_API_KEY": "k"}, base_url=url)
+    with pytest.raises(ConfigError, match=r"is not an http\(s\) URL"):
+        resolve_provider(None, env={}, base_url=url)  # before choosing the keyless OpenAI-compatible server
+
+
+def test_a_bad_base_url_from_the_environment_names_the_variable() -> None:
+    with pytest.raises(ConfigError, match=r"^OPENAI_BASE_URL: base URL 'not a url' is not an http\(s\) URL"):
+        resolve_provider(None, env={"OPENAI_BASE_URL": "not a url"})
+
+
+def test_timeout_and_retries_reach_the_adapter() -> None:
+    provider, _ = resolve("openai", {"OPENAI_API_KEY": "k"}, timeout=7.5, max_retry_wait=3)
+    assert provider._timeout == 7.5  # type: ignore[attr-defined]
+    assert provider._policy.max_retries == 0  # type: ignore[attr-defined]  # resolve() passes max_retries=0
+    assert provider._policy.max_retry_wait == 3  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="timeout"):
+        resolve("anthropic", {"ANTHROPIC_API_KEY": "k"}, timeout=0)
+
+
+def test_the_local_provider_gets_only_the_options_it_takes() -> None:
+    from tiny_agent.providers.local import LocalProvider
+
+    provider = resolve_provider("local", env={}, max_tokens=99, timeout=300, max_retries=1, http_client=None)
+    assert isinstance(provider, LocalProvider)
+    assert provider._max_tokens == 99
+
+
+@pytest.mark.parametrize(
+    ("cls", "variable"), [(AnthropicProvider, "ANTHROPIC_API_KEY"), (OpenAICompatProvider, "OPENAI_API_KEY")]
+)
+def test_an_adapter_without_any_key_is_a_config_error(
+    monkeypatch: pytest.MonkeyPatch, cls: type[Any], variable: str
+) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_ADMIN_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigError, match=f"no API key: pass api_key or set {variable}$"):
+        cls(model="m", base_url="http://127.0.0.1:9")

@@ -1,13 +1,15 @@
 """Adapter for the Anthropic Messages API, over the official ``anthropic`` SDK.
 
 ``render`` turns a ``Prompt`` into the exact ``/v1/messages`` body, ``cache_control`` markers
-included; ``send`` posts it and maps the answer back to ``tiny_agent.types``. The same adapter
-serves llama.cpp's ``/v1/messages`` endpoint, which ignores the markers.
+included; ``send`` posts it and ``stream`` posts it with ``stream: true``. The same adapter serves
+llama.cpp's ``/v1/messages`` endpoint, which ignores the markers.
 
-Retries are left to the SDK on purpose: it already retries 408, 409, 429 and every 5xx (529
-"overloaded" included) with exponential backoff, honours ``retry-after`` / ``retry-after-ms`` and an
-``x-should-retry`` header, and never retries a 400. A second retry loop on top would multiply the
-attempts. ``max_retries`` is passed through; only the final failure reaches ``_map_errors``.
+One mapping boundary: ``_boundary`` translates the SDK's and ``httpx2``'s exceptions (also those
+raised while a stream is read, which the SDK leaves unwrapped), and the answer is read as raw JSON,
+whole or accumulated from the stream's events into the same shape, by one ``_process``. So the two
+paths cannot drift, and no answer can raise anything but ``tiny_agent.errors``.
+
+Retries are ours (``providers/retry``), not the SDK's: its ``max_retries`` is 0.
 
 Usage is normalised here: Anthropic's ``input_tokens`` EXCLUDES cached tokens, so the cache reads
 and writes are added back to give ``Usage.input_tokens`` the whole prompt.
@@ -15,31 +17,39 @@ and writes are added back to give ``Usage.input_tokens`` the whole prompt.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import closing, contextmanager
 from typing import Any
 
 import anthropic
 import httpx2
 
-from tiny_agent.errors import (
-    ProviderConnectionError,
-    ProviderTimeout,
-)
+from tiny_agent.errors import ConfigError
+from tiny_agent.providers.anthropic_reply import Accumulator, process
 from tiny_agent.providers.base import Wire
-from tiny_agent.providers.http_errors import status_error_class
-from tiny_agent.providers.pricing import context_window_of, price_usd
-from tiny_agent.types import (
-    Block,
-    Message,
-    ModelResponse,
-    OnProviderEvent,
-    Prompt,
-    TextBlock,
-    TextDelta,
-    ToolUseBlock,
-    Usage,
+from tiny_agent.providers.decode import ShapeError, reading, shape_error, whole_json
+from tiny_agent.providers.http_errors import (
+    check_base_url,
+    display_url,
+    http_error,
+    one_line,
+    payload_error,
+    response_error,
+    status_error_class,
+    transport_error,
 )
+from tiny_agent.providers.pricing import context_window_of, price_usd
+from tiny_agent.providers.retry import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_RETRY_WAIT,
+    DEFAULT_TIMEOUT,
+    Call,
+    RetryPolicy,
+    check_timeout,
+)
+from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
+from tiny_agent.redaction import register_secret
+from tiny_agent.types import ModelResponse, OnProviderEvent, Prompt, Usage
 
 __all__ = ["AnthropicProvider"]
 
@@ -50,7 +60,11 @@ _CACHE_MARKER = {"type": "ephemeral"}
 
 
 class AnthropicProvider:
-    """A model endpoint speaking the Anthropic Messages wire format."""
+    """A model endpoint speaking the Anthropic Messages wire format.
+
+    ``timeout`` is in seconds, for the connection and then for each next piece of the answer;
+    ``max_retries``, ``max_retry_wait`` and ``retry_backoff`` are described in ``providers/retry``.
+    ``key_env`` names the variable the key came from, for the message of a 401."""
 
     wire: Wire = "anthropic"
 
@@ -62,8 +76,11 @@ class AnthropicProvider:
         base_url: str | None = None,
         name: str = "anthropic",
         max_tokens: int = 4096,
-        max_retries: int = 4,
-        timeout: float = 120.0,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
+        retry_backoff: float = 0.5,
+        key_env: str | None = None,
         http_client: httpx2.Client | None = None,
         context_window: int | None = None,
     ) -> None:
@@ -71,14 +88,22 @@ class AnthropicProvider:
         self.model = model
         self.max_tokens = max_tokens
         """Output cap used when the prompt does not set its own."""
+        self.key_env = key_env
         self._context_window = context_window
+        self._timeout = check_timeout(timeout)
+        self._policy = RetryPolicy(max_retries=max_retries, base_delay=retry_backoff, max_retry_wait=max_retry_wait)
+        register_secret(api_key)
         self._client = anthropic.Anthropic(
             api_key=api_key,
-            base_url=base_url,
-            max_retries=max_retries,
-            timeout=timeout,
+            base_url=check_base_url(base_url) if base_url is not None else None,
+            max_retries=0,
+            timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, 10.0)),
             http_client=http_client,
         )
+        if self._client.api_key is None and self._client.auth_token is None and self._client.credentials is None:
+            raise ConfigError(f"{name}: no API key: pass api_key or set {key_env or 'ANTHROPIC_API_KEY'}")
+        self.url = display_url(str(self._client.base_url).rstrip("/") + "/v1/messages")
+        """Where the calls go, as error messages show it."""
 
     def render(self, prompt: Prompt) -> dict[str, Any]:
         """The ``/v1/messages`` body for ``prompt``, with at most four cache markers."""
@@ -113,16 +138,78 @@ class AnthropicProvider:
 
     def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
         """Post ``body`` to ``/v1/messages``; every failure comes out as a ``tiny_agent.errors`` class."""
-        with _map_errors(self.name):
-            response = self._client.messages.create(**body)
-        return _parse_response(response)
+        return Call(self._policy, self.url, on_event).run(lambda: self._send_once(body))
+
+    def _send_once(self, body: dict[str, Any]) -> ModelResponse:
+        with self._boundary():
+            raw = self._client.messages.with_raw_response.create(**body)
+        with reading(self.name):
+            data = whole_json(raw.http_response)
+            self._check(None, data)
+            return process(data, body.get("model", self.model))
 
     def stream(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
-        """Not streamed yet: the whole reply arrives as one delta."""
-        response = self.send(body, on_event=on_event)
-        if on_event is not None and response.message.text:
-            on_event(TextDelta(response.message.text))
-        return response
+        """Post ``body`` with ``stream: true``; ``on_event`` gets each ``TextDelta`` as it arrives.
+
+        Retried only until the first event; a stream cut after it raises, and nothing partial is
+        returned. Ctrl-C (``KeyboardInterrupt``) closes the connection and propagates."""
+        call = Call(self._policy, self.url, on_event)
+        opened = call.run(lambda: self._open({**body, "stream": True}))
+        with call.finishing(), closing(opened):
+            return consume(
+                opened,
+                provider=self.name,
+                boundary=self._boundary,
+                accumulator=Accumulator(),
+                process=lambda data: process(data, body.get("model", self.model)),
+                on_event=on_event,
+            )
+
+    def _open(self, body: dict[str, Any]) -> OpenedStream:
+        with self._boundary():
+            raw = self._client.messages.with_raw_response.create(**body)
+            with reading(self.name):
+                return open_stream(raw.http_response, self._check)
+
+    def _check(self, event: str | None, payload: object) -> None:
+        """Raise the error an answer or a stream event carries (``event: error``), if any."""
+        error = payload_error(self.name, event, payload, status=200, key_env=self.key_env)
+        if error is not None:
+            raise error
+
+    @contextmanager
+    def _boundary(self) -> Iterator[None]:
+        """The SDK's and ``httpx2``'s exceptions, during the call or while a stream is read, as ours."""
+        try:
+            yield
+        except anthropic.APIStatusError as exc:
+            raise self._status_error(exc) from exc
+        except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+            raise transport_error(self.name, exc, self._timeout) from exc
+        except ShapeError as exc:  # an event that is not JSON, while a stream is read
+            raise shape_error(self.name, exc) from exc
+        except (httpx2.HTTPError, httpx2.StreamError, anthropic.AnthropicError) as exc:
+            raise response_error(self.name, f"the answer cannot be read ({type(exc).__name__}: {exc})") from exc
+
+    def _status_error(self, exc: anthropic.APIStatusError) -> Exception:
+        body = exc.body
+        error = body.get("error") if isinstance(body, Mapping) else None
+        label = error.get("type") if isinstance(error, Mapping) else None
+        detail = error.get("message") if isinstance(error, Mapping) else None
+        if not isinstance(detail, str):
+            detail = one_line(exc.response.text)[:200] if isinstance(body, str) else exc.message
+        label = label if isinstance(label, str) else "error"
+        kind = status_error_class(exc.status_code, f"{label} {detail}")
+        return http_error(
+            self.name,
+            kind,
+            status=exc.status_code,
+            label=label,
+            detail=detail,
+            body=body,
+            headers=dict(exc.response.headers),
+            key_env=self.key_env,
+        )
 
     def context_window(self) -> int | None:
         """The explicit window if one was given, else genai-prices' figure for the model, else None."""
@@ -143,49 +230,3 @@ def _message_index(index: int, count: int) -> int:
     if not -count <= index < count:
         raise ValueError(f"cache plan marks message {index}, but the prompt has {count} messages")
     return index % count
-
-
-def _parse_response(response: anthropic.types.Message) -> ModelResponse:
-    blocks: list[Block] = []
-    for item in response.content:
-        # Thinking and server-tool blocks are not part of tiny-agent's message model.
-        if isinstance(item, anthropic.types.TextBlock):
-            if item.text.strip():  # the API returns "" beside tool_use; sending it back is a 400
-                blocks.append(TextBlock(item.text))
-        elif isinstance(item, anthropic.types.ToolUseBlock):
-            blocks.append(ToolUseBlock(item.id, item.name, dict(item.input)))
-    return ModelResponse(
-        message=Message("assistant", tuple(blocks)),
-        usage=_normalise_usage(response.usage),
-        stop_reason=response.stop_reason or "unknown",
-        model=response.model,
-    )
-
-
-def _normalise_usage(usage: anthropic.types.Usage) -> Usage:
-    read = usage.cache_read_input_tokens
-    write = usage.cache_creation_input_tokens  # llama.cpp's /v1/messages never sends it
-    return Usage(
-        input_tokens=usage.input_tokens + (read or 0) + (write or 0),
-        output_tokens=usage.output_tokens,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-        details=usage.model_dump(mode="json", exclude_unset=True),
-    )
-
-
-@contextmanager
-def _map_errors(provider: str) -> Iterator[None]:
-    """Translate the SDK's exceptions (raised after its own retries) to ``tiny_agent.errors``."""
-    try:
-        yield
-    except anthropic.APITimeoutError as exc:
-        raise ProviderTimeout(f"{provider}: request timed out") from exc
-    except anthropic.APIConnectionError as exc:
-        raise ProviderConnectionError(f"{provider}: connection failed: {exc.message}") from exc
-    except anthropic.APIStatusError as exc:
-        status = exc.status_code
-        detail = exc.api_message or exc.message
-        message = f"{provider}: {status} {exc.type or 'error'}: {detail}"
-        kind = status_error_class(status, detail)
-        raise kind(message, status_code=status, body=exc.body, headers=dict(exc.response.headers)) from exc

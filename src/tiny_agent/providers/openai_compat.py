@@ -1,55 +1,69 @@
 """Adapter for the OpenAI Chat Completions wire format, over the official ``openai`` SDK.
 
 One adapter serves every endpoint that speaks Chat Completions: OpenAI itself, DeepSeek, Moonshot
-and a llama.cpp server. Their differences are usage quirks, read here in one place: the cached part
-of the prompt is ``prompt_tokens_details.cached_tokens`` (OpenAI, llama.cpp), DeepSeek's
-``prompt_cache_hit_tokens`` or Moonshot's top-level ``cached_tokens``; llama.cpp also reports how long
-it spent reading the prompt in ``timings.prompt_ms``.
+and a llama.cpp server; their usage quirks are read in ``openai_reply``.
+
+One mapping boundary: ``_boundary`` translates the SDK's and ``httpx2``'s exceptions (also those
+raised while a stream is read), and the answer is read as raw JSON, whole or accumulated from the
+stream's chunks into the same shape, by one ``openai_reply.process``. So the two paths cannot
+drift, and no answer can raise anything but ``tiny_agent.errors``. Streams ask for usage
+(``stream_options.include_usage``); without it the last chunk carries none.
 
 The ``CachePlan`` is ignored: these providers cache a repeated prefix automatically, and the
 engine's stable-first order is what makes the prefix repeat.
 
-Retries are left to the SDK, as in the Anthropic adapter: it retries 408, 409, 429 and 5xx with
-backoff, honours ``retry-after`` / ``retry-after-ms`` and never retries a 400.
+Retries are ours (``providers/retry``), not the SDK's: its ``max_retries`` is 0.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import replace
+from contextlib import closing, contextmanager
 from typing import Any, Literal, assert_never
 
 import httpx2
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
-from tiny_agent.errors import (
-    ConfigError,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderTimeout,
-)
+from tiny_agent.errors import ConfigError
 from tiny_agent.providers import json_tools
 from tiny_agent.providers.base import Wire
-from tiny_agent.providers.http_errors import status_error_class
+from tiny_agent.providers.decode import ShapeError, reading, shape_error, whole_json
+from tiny_agent.providers.http_errors import (
+    check_base_url,
+    display_url,
+    http_error,
+    one_line,
+    payload_error,
+    response_error,
+    status_error_class,
+    transport_error,
+)
+from tiny_agent.providers.openai_reply import Accumulator, process
 from tiny_agent.providers.pricing import context_window_of, price_usd
+from tiny_agent.providers.retry import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_RETRY_WAIT,
+    DEFAULT_TIMEOUT,
+    Call,
+    RetryPolicy,
+    check_timeout,
+)
+from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
+from tiny_agent.redaction import register_secret
 from tiny_agent.types import (
     INVALID_JSON_KEY,
-    Block,
     Message,
     ModelResponse,
     OnProviderEvent,
     Prompt,
     TextBlock,
-    TextDelta,
     ToolResultBlock,
     ToolUseBlock,
     Usage,
 )
 
-__all__ = ["TOOL_MODES", "OpenAICompatProvider", "ToolMode"]
+__all__ = ["INVALID_JSON_KEY", "TOOL_MODES", "OpenAICompatProvider", "ToolMode"]
 
 ToolMode = Literal["native", "json_schema"]
 """How tools reach the model. "native" uses the API's ``tools`` field; "json_schema" constrains the
@@ -61,11 +75,13 @@ TOOL_MODES: tuple[ToolMode, ...] = ("native", "json_schema")
 _PRICING_IDS = {"openai": "openai", "deepseek": "deepseek", "moonshot": "moonshotai"}
 """Profile name -> genai-prices provider id."""
 
-_FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
-
 
 class OpenAICompatProvider:
-    """A model endpoint speaking the OpenAI Chat Completions wire format."""
+    """A model endpoint speaking the OpenAI Chat Completions wire format.
+
+    ``timeout`` is in seconds, for the connection and then for each next piece of the answer;
+    ``max_retries``, ``max_retry_wait`` and ``retry_backoff`` are described in ``providers/retry``.
+    ``key_env`` names the variable the key came from, for the message of a 401."""
 
     wire: Wire = "openai"
 
@@ -77,8 +93,11 @@ class OpenAICompatProvider:
         base_url: str | None = None,
         name: str = "openai",
         max_tokens: int = 4096,
-        max_retries: int = 4,
-        timeout: float = 120.0,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
+        retry_backoff: float = 0.5,
+        key_env: str | None = None,
         http_client: httpx2.Client | None = None,
         context_window: int | None = None,
         pricing_provider_id: str | None = None,
@@ -94,14 +113,23 @@ class OpenAICompatProvider:
         self.tool_mode = tool_mode
         self.pricing_provider_id = pricing_provider_id or _PRICING_IDS.get(name)
         """genai-prices provider id; None when the endpoint has no known price list."""
+        self.key_env = key_env
         self._context_window = context_window
-        self._client = openai.OpenAI(
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=max_retries,
-            timeout=timeout,
-            http_client=http_client,
-        )
+        self._timeout = check_timeout(timeout)
+        self._policy = RetryPolicy(max_retries=max_retries, base_delay=retry_backoff, max_retry_wait=max_retry_wait)
+        register_secret(api_key)
+        try:
+            self._client = openai.OpenAI(
+                api_key=api_key,
+                base_url=check_base_url(base_url) if base_url is not None else None,
+                max_retries=0,
+                timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, 10.0)),
+                http_client=http_client,
+            )
+        except openai.OpenAIError as exc:  # no key given and none in the environment
+            raise ConfigError(f"{name}: no API key: pass api_key or set {key_env or 'OPENAI_API_KEY'}") from exc
+        self.url = display_url(str(self._client.base_url).rstrip("/") + "/chat/completions")
+        """Where the calls go, as error messages show it."""
 
     def render(self, prompt: Prompt) -> dict[str, Any]:
         """The ``/chat/completions`` body for ``prompt`` (non-streaming)."""
@@ -148,22 +176,80 @@ class OpenAICompatProvider:
 
     def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
         """Post ``body`` to ``/chat/completions``; every failure comes out as a ``tiny_agent.errors`` class."""
-        with _map_errors(self.name):
-            response = self._client.chat.completions.create(**body)
-        parsed = _parse_response(response, self.name)
-        format_name = body.get("response_format", {}).get("json_schema", {}).get("name")
-        if format_name == json_tools.SCHEMA_NAME:
-            blocks = json_tools.parse_reply(parsed.message.text)
-            stop = "tool_use" if any(isinstance(b, ToolUseBlock) for b in blocks) else parsed.stop_reason
-            return replace(parsed, message=Message("assistant", blocks), stop_reason=stop)
-        return parsed
+        return Call(self._policy, self.url, on_event).run(lambda: self._send_once(body))
+
+    def _send_once(self, body: dict[str, Any]) -> ModelResponse:
+        with self._boundary():
+            raw = self._client.chat.completions.with_raw_response.create(**body)
+        with reading(self.name):
+            data = whole_json(raw.http_response)
+            self._check(None, data)
+            return process(data, body.get("model", self.model), json_tools_mode=_json_tools_mode(body))
 
     def stream(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
-        """Not streamed yet: the whole reply arrives as one delta."""
-        response = self.send(body, on_event=on_event)
-        if on_event is not None and response.message.text:
-            on_event(TextDelta(response.message.text))
-        return response
+        """Post ``body`` as a stream; ``on_event`` gets each ``TextDelta`` as it arrives (in the JSON
+        tool mode, the decoded text of the ``answer`` field; a tool call's JSON is not shown).
+
+        Retried only until the first event; a stream cut after it raises, and nothing partial is
+        returned. Ctrl-C (``KeyboardInterrupt``) closes the connection and propagates."""
+        call = Call(self._policy, self.url, on_event)
+        streaming = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        opened = call.run(lambda: self._open(streaming))
+        json_mode = _json_tools_mode(body)
+        model = body.get("model", self.model)
+        with call.finishing(), closing(opened):
+            return consume(
+                opened,
+                provider=self.name,
+                boundary=self._boundary,
+                accumulator=Accumulator(json_tools_mode=json_mode),
+                process=lambda data: process(data, model, json_tools_mode=json_mode),
+                on_event=on_event,
+            )
+
+    def _open(self, body: dict[str, Any]) -> OpenedStream:
+        with self._boundary():
+            raw = self._client.chat.completions.with_raw_response.create(**body)
+            with reading(self.name):
+                return open_stream(raw.http_response, self._check)
+
+    def _check(self, event: str | None, payload: object) -> None:
+        """Raise the error an answer or a stream chunk carries (``{"error": ...}``), if any."""
+        error = payload_error(self.name, event, payload, status=200, key_env=self.key_env)
+        if error is not None:
+            raise error
+
+    @contextmanager
+    def _boundary(self) -> Iterator[None]:
+        """The SDK's and ``httpx2``'s exceptions, during the call or while a stream is read, as ours."""
+        try:
+            yield
+        except openai.APIStatusError as exc:
+            raise self._status_error(exc) from exc
+        except (openai.APIConnectionError, httpx2.TransportError) as exc:
+            raise transport_error(self.name, exc, self._timeout) from exc
+        except ShapeError as exc:  # an event that is not JSON, while a stream is read
+            raise shape_error(self.name, exc) from exc
+        except (httpx2.HTTPError, httpx2.StreamError, openai.OpenAIError) as exc:
+            raise response_error(self.name, f"the answer cannot be read ({type(exc).__name__}: {exc})") from exc
+
+    def _status_error(self, exc: openai.APIStatusError) -> Exception:
+        body = exc.body  # the SDK has already unwrapped {"error": {...}}
+        detail = body.get("message") if isinstance(body, Mapping) else None
+        if not isinstance(detail, str):
+            detail = one_line(exc.response.text)[:200] if isinstance(body, str) else exc.message
+        label = next((x for x in (exc.type, exc.code) if isinstance(x, str) and x), "error")
+        kind = status_error_class(exc.status_code, f"{exc.code} {exc.type} {detail}")
+        return http_error(
+            self.name,
+            kind,
+            status=exc.status_code,
+            label=label,
+            detail=detail,
+            body=body,
+            headers=dict(exc.response.headers),
+            key_env=self.key_env,
+        )
 
     def context_window(self) -> int | None:
         """The explicit window if one was given, else genai-prices' figure for the model, else None."""
@@ -214,69 +300,8 @@ def _render_message(message: Message) -> list[dict[str, Any]]:
     return [rendered]
 
 
-def _parse_response(response: ChatCompletion, provider: str) -> ModelResponse:
-    if not response.choices:
-        raise ProviderError(f"{provider}: the response has no choices")
-    choice = response.choices[0]
-    blocks: list[Block] = []
-    if choice.message.content:
-        blocks.append(TextBlock(choice.message.content))
-    for call in choice.message.tool_calls or ():
-        if isinstance(call, ChatCompletionMessageFunctionToolCall):
-            blocks.append(ToolUseBlock(call.id, call.function.name, _parse_arguments(call.function.arguments)))
-    finish = str(choice.finish_reason)
-    timings = (response.model_extra or {}).get("timings")
-    prefill_ms = timings.get("prompt_ms") if isinstance(timings, Mapping) else None
-    return ModelResponse(
-        message=Message("assistant", tuple(blocks)),
-        usage=_normalise_usage(response.usage.model_dump(exclude_unset=True) if response.usage else {}),
-        stop_reason=_FINISH_REASONS.get(finish, finish),
-        model=response.model,
-        prefill_ms=float(prefill_ms) if isinstance(prefill_ms, int | float) else None,
-    )
-
-
-def _parse_arguments(raw: str) -> dict[str, Any]:
-    """A tool call's arguments; malformed JSON is kept so the tool layer can report it to the model."""
-    if not raw.strip():
-        return {}  # some servers send "" for a call without arguments
-    try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError:
-        return {INVALID_JSON_KEY: raw}
-    return parsed if isinstance(parsed, dict) else {INVALID_JSON_KEY: raw}
-
-
-def _normalise_usage(raw: Mapping[str, Any]) -> Usage:
-    details = raw.get("prompt_tokens_details")
-    details = details if isinstance(details, Mapping) else {}
-    cache_read = _first_int(details.get("cached_tokens"), raw.get("prompt_cache_hit_tokens"), raw.get("cached_tokens"))
-    return Usage(
-        input_tokens=_first_int(raw.get("prompt_tokens")),
-        output_tokens=_first_int(raw.get("completion_tokens")),
-        cache_read_tokens=cache_read,
-        cache_write_tokens=_first_int(details.get("cache_write_tokens")),
-        details=dict(raw),
-    )
-
-
-def _first_int(*values: object) -> int | None:
-    return next((v for v in values if isinstance(v, int) and not isinstance(v, bool)), None)
-
-
-@contextmanager
-def _map_errors(provider: str) -> Iterator[None]:
-    """Translate the SDK's exceptions (raised after its own retries) to ``tiny_agent.errors``."""
-    try:
-        yield
-    except openai.APITimeoutError as exc:
-        raise ProviderTimeout(f"{provider}: request timed out") from exc
-    except openai.APIConnectionError as exc:
-        raise ProviderConnectionError(f"{provider}: connection failed: {exc.message}") from exc
-    except openai.APIStatusError as exc:
-        status = exc.status_code
-        body = exc.body  # the SDK has already unwrapped {"error": {...}}
-        detail = str(body.get("message") or exc.message) if isinstance(body, Mapping) else exc.message
-        message = f"{provider}: {status} {exc.type or exc.code or 'error'}: {detail}"
-        kind = status_error_class(status, f"{exc.code} {exc.type} {detail}")
-        raise kind(message, status_code=status, body=body, headers=dict(exc.response.headers)) from exc
+def _json_tools_mode(body: Mapping[str, Any]) -> bool:
+    """Whether ``body`` asks for the JSON of ``json_tools`` (grammar-constrained tool calls)."""
+    response_format = body.get("response_format")
+    schema = response_format.get("json_schema") if isinstance(response_format, Mapping) else None
+    return isinstance(schema, Mapping) and schema.get("name") == json_tools.SCHEMA_NAME

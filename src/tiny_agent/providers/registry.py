@@ -7,6 +7,7 @@ environment variables rather than ``os.environ`` directly, so selection is testa
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from typing import Any
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import Provider, Wire
+from tiny_agent.providers.http_errors import check_base_url
 
 __all__ = ["AUTO_ORDER", "LOCAL", "PLACEHOLDER_KEY", "PROFILES", "PROVIDER_NAMES", "Profile", "resolve_provider"]
 
@@ -94,15 +96,24 @@ def resolve_provider(
 ) -> Provider:
     """Build the provider called ``name``, or pick one from ``env`` when ``name`` is None.
 
-    ``kwargs`` go to the adapter (``max_tokens``, ``max_retries``, ``http_client``, ...). Raises
-    ``ConfigError`` for an unknown name, a missing key, or when nothing is configured at all.
+    ``kwargs`` go to the adapter (``max_tokens``, ``timeout``, ``max_retries``, ``max_retry_wait``,
+    ``http_client``, ...; the local provider gets those its constructor takes). Raises ``ConfigError``
+    for an unknown name, a missing key, a base URL that is not an http(s) URL with a host, or when
+    nothing is configured at all. The adapter is told the key's variable, for the message of a 401.
     """
+    if base_url is not None:
+        base_url = check_base_url(base_url)
     if name is None and not any(env.get(v) for variables, _ in AUTO_ORDER for v in variables):
         name = "openai" if base_url else LOCAL  # a server URL with no key: an OpenAI-compatible server
     if name is not None and name.strip().lower() == LOCAL:
         return _local(model, base_url, kwargs)
     profile = _auto_profile(env) if name is None else _named_profile(name)
     url = base_url or (env.get(profile.base_url_env) if profile.base_url_env else None) or None
+    if url is not None and not base_url and profile.base_url_env:
+        try:
+            url = check_base_url(url)
+        except ConfigError as exc:
+            raise ConfigError(f"{profile.base_url_env}: {exc}") from None
     key = env.get(profile.key_env) or None
     if key is None:
         if not (profile.keyless_with_base_url and url):
@@ -113,6 +124,7 @@ def resolve_provider(
         "api_key": key,
         "base_url": url or profile.base_url,
         "name": profile.name,
+        "key_env": profile.key_env,
     }
     match profile.wire:
         case "anthropic":
@@ -133,7 +145,10 @@ def _local(model: str | None, base_url: str | None, kwargs: dict[str, Any]) -> P
 
     if model is not None and not model.endswith(".gguf") and not os.path.isfile(model):
         raise ConfigError(f"the local provider takes --model PATH to a .gguf file, not {model!r}")
-    allowed = {k: v for k, v in kwargs.items() if k in ("max_tokens", "wire", "tool_mode", "ctx_size")}
+    # Only what its constructor takes (max_tokens, wire, tool_mode, ctx_size, ...): adapter options
+    # such as an http_client do not apply to a server it starts itself.
+    accepted = inspect.signature(LocalProvider).parameters
+    allowed = {k: v for k, v in kwargs.items() if k in accepted and k not in ("model_path", "base_url")}
     return LocalProvider(model_path=model, base_url=base_url, **allowed)
 
 

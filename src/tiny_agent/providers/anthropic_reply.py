@@ -1,0 +1,132 @@
+"""Reading an Anthropic Messages answer: the one ``process`` for whole and streamed answers.
+
+A stream's events are folded by ``Accumulator`` into the shape of a whole answer, which ``process``
+then reads, so a streamed reply and a whole one give the same ``ModelResponse``. Every shape is
+checked (``decode.expect``); a wrong one raises ``ShapeError``, which the adapter's boundary turns
+into ``ProviderResponseError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tiny_agent.providers.decode import ShapeError, count, expect, optional, scrub, tool_input
+from tiny_agent.providers.http_errors import response_error
+from tiny_agent.types import Block, Message, ModelResponse, TextBlock, ToolUseBlock, Usage
+
+__all__ = ["STOP_REASONS", "Accumulator", "normalise_usage", "process"]
+
+STOP_REASONS = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "refusal": "refusal",
+}
+"""Anthropic's stop reasons in tiny-agent's words; any other is kept as it is (``pause_turn``)."""
+
+
+def process(data: Mapping[str, Any], model: str) -> ModelResponse:
+    """The one reading of a Messages answer, whole or accumulated from a stream."""
+    data = scrub(data)
+    blocks: list[Block] = []
+    for i, item in enumerate(expect(data.get("content"), list, "'content'")):
+        item = expect(item, dict, f"content[{i}]")
+        kind = item.get("type")
+        # Thinking and server-tool blocks are not part of tiny-agent's message model.
+        if kind == "text":
+            text = expect(item.get("text"), str, f"content[{i}].text")
+            if text.strip():  # the API returns "" beside tool_use; sending it back is a 400
+                blocks.append(TextBlock(text))
+        elif kind == "tool_use":
+            call_id = expect(item.get("id"), str, f"content[{i}].id")
+            name = expect(item.get("name"), str, f"content[{i}].name")
+            blocks.append(ToolUseBlock(call_id, name, tool_input(item.get("input"))))
+    stop = optional(data.get("stop_reason"), str, "'stop_reason'")
+    found_model = data.get("model")
+    return ModelResponse(
+        message=Message("assistant", tuple(blocks)),
+        usage=normalise_usage(data.get("usage")),
+        stop_reason=STOP_REASONS.get(stop, stop) if stop else "unknown",
+        model=found_model if isinstance(found_model, str) else model,
+    )
+
+
+def normalise_usage(raw: object) -> Usage:
+    """Missing, null or partial usage gives None for what is unknown, never a made-up 0."""
+    if not isinstance(raw, Mapping):
+        return Usage()
+    uncached = count(raw.get("input_tokens"))
+    read = count(raw.get("cache_read_input_tokens"))
+    write = count(raw.get("cache_creation_input_tokens"))  # llama.cpp's /v1/messages never sends it
+    return Usage(
+        input_tokens=None if uncached is None else uncached + (read or 0) + (write or 0),
+        output_tokens=count(raw.get("output_tokens")),
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        details=dict(raw),
+    )
+
+
+class Accumulator:
+    """Stream events folded into the shape of a whole answer, for ``process``.
+
+    Order: ``message_start`` (id, model, input usage), per block ``content_block_start`` / ``_delta``
+    / ``_stop``, ``message_delta`` (stop reason, final usage), ``message_stop``."""
+
+    def __init__(self) -> None:
+        self.message: dict[str, Any] | None = None
+        self.content: list[dict[str, Any] | None] = []
+        self.partial_json: dict[int, str] = {}
+
+    def feed(self, payload: object) -> str:
+        """Take one event; return the answer text it adds (a text delta), else ""."""
+        event = expect(payload, dict, "a stream event")
+        kind = event.get("type")
+        if kind == "message_start":
+            self.message = dict(expect(event.get("message"), dict, "message_start.message"))
+            self.message["usage"] = dict(optional(self.message.get("usage"), dict, "message_start usage") or {})
+            return ""
+        if self.message is None:
+            raise ShapeError(f"the stream sent {kind!r} before message_start")
+        if kind == "content_block_start":
+            index = expect(event.get("index"), int, f"{kind}.index")
+            self.content.extend([None] * (index + 1 - len(self.content)))
+            self.content[index] = dict(expect(event.get("content_block"), dict, f"{kind}.content_block"))
+        elif kind == "content_block_delta":
+            return self._delta(expect(event.get("index"), int, f"{kind}.index"), event.get("delta"))
+        elif kind == "message_delta":
+            delta = expect(event.get("delta"), dict, "message_delta.delta")
+            if delta.get("stop_reason") is not None:
+                self.message["stop_reason"] = delta["stop_reason"]
+            usage = optional(event.get("usage"), dict, "message_delta.usage") or {}
+            self.message["usage"].update({k: v for k, v in usage.items() if v is not None})
+        return ""  # content_block_stop, message_stop and unknown events add nothing
+
+    def _delta(self, index: int, raw: object) -> str:
+        delta = expect(raw, dict, "content_block_delta.delta")
+        block = self.content[index] if index < len(self.content) else None
+        if block is None:
+            raise ShapeError(f"a delta for block {index}, which never started")
+        if delta.get("type") == "text_delta":
+            text = expect(delta.get("text"), str, "text_delta.text")
+            block["text"] = expect(block.get("text", ""), str, f"content[{index}].text") + text
+            return scrub(text)  # type: ignore[no-any-return]
+        if delta.get("type") == "input_json_delta":
+            piece = expect(delta.get("partial_json"), str, "input_json_delta.partial_json")
+            self.partial_json[index] = self.partial_json.get(index, "") + piece
+        return ""
+
+    def result(self, provider: str) -> dict[str, Any]:
+        """The whole answer; a stream that ended before its stop reason raises (a cut stream)."""
+        if self.message is None:
+            raise response_error(provider, "the stream ended before its first event")
+        if not self.message.get("stop_reason"):
+            raise response_error(provider, "the stream ended before the reply did (no stop reason); nothing was kept")
+        for index, raw in self.partial_json.items():
+            block = self.content[index]
+            if block is not None:
+                block["input"] = raw  # the whole JSON text; process reads it like any input
+        return {**self.message, "content": [b for b in self.content if b is not None]}
