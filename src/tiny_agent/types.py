@@ -258,7 +258,7 @@ class ModelResponse:
     message: Message
     usage: Usage
     stop_reason: str
-    """"end_turn", "tool_use", "max_tokens" or the provider's own word when it has no equivalent."""
+    """"end_turn", "tool_use", "max_tokens", "refusal", or the provider's own word when it has no equivalent."""
     model: str
     prefill_ms: float | None = None
     """Time the server spent reading the prompt, where it reports it (llama.cpp ``timings``)."""

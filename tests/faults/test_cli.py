@@ -10,8 +10,7 @@ what the user sees (the key, a cut tool call), and on one otherwise.
 
 Exit codes (fixed for the CLI): 0 done, 1 provider or protocol failure, 2 usage or configuration
 error (a bad key included), 3 step limit, 4 cut at the output limit, 5 budget, 6 no answer (empty or
-refused), 130 interrupted. Cases marked ``needs_lead`` depend on the lead's CLI and loop changes
-(named in the marker) and fail on this branch until those are merged.
+refused), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -144,7 +143,6 @@ def test_a_huge_retry_after_is_reported_at_once(server: FaultServer, tmp_path: P
     assert len(server.seen(url)) == 1
 
 
-@pytest.mark.needs_lead("CLI: AuthenticationError (a ConfigError) exits 2")
 def test_a_bad_key_names_the_variable_and_exits_2(
     server: FaultServer, tmp_path: Path, workspace: Path, kit: Kit
 ) -> None:
@@ -207,7 +205,6 @@ def test_a_base_url_that_is_not_a_url_exits_2(tmp_path: Path, workspace: Path, k
     run.failed(2, "'not a url' is not an http(s) URL with a host")
 
 
-@pytest.mark.needs_lead("CLI: --timeout and --max-retries flags")
 @ON_ANTHROPIC
 def test_a_server_that_never_answers(server: FaultServer, tmp_path: Path, workspace: Path, kit: Kit) -> None:
     url = server.route(faults.hang)
@@ -225,7 +222,6 @@ def test_an_answer_cut_at_the_output_limit_exits_4(
     assert run.out == "The project is a sm\n"
 
 
-@pytest.mark.needs_lead("loop: a tool call cut at max_tokens never runs; exit 4")
 def test_a_tool_call_cut_at_the_output_limit_never_runs(
     server: FaultServer, tmp_path: Path, workspace: Path, kit: Kit
 ) -> None:
@@ -237,13 +233,11 @@ def test_a_tool_call_cut_at_the_output_limit_never_runs(
     run.failed(4)
 
 
-@pytest.mark.needs_lead("loop: stop reason 'refused'; exit 6")
 @ON_OPENAI
 def test_a_refusal_exits_6(server: FaultServer, tmp_path: Path, workspace: Path, kit: Kit) -> None:
     cli(tmp_path, workspace, kit, server.route(faults.reply(kit.refusal()))).failed(6)
 
 
-@pytest.mark.needs_lead("loop: stop reason 'empty'; exit 6")
 @ON_ANTHROPIC
 def test_an_empty_reply_exits_6(server: FaultServer, tmp_path: Path, workspace: Path, kit: Kit) -> None:
     cli(tmp_path, workspace, kit, server.route(faults.reply(kit.empty()))).failed(6)

@@ -29,8 +29,16 @@ def safe_text(text: str) -> str:
 
 
 class _Redact(logging.Filter):
+    """Every log line and traceback with keys removed: an SDK exception kept as a cause can hold a
+    server's echo of the key in its body."""
+
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = redact(record.getMessage())
+        message = record.getMessage()
+        if record.exc_info:
+            message = f"{message}\n{logging.Formatter().formatException(record.exc_info)}"
+            record.exc_info = None
+            record.exc_text = None
+        record.msg = redact(message)
         record.args = ()
         return True
 
