@@ -19,13 +19,25 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "redact", "redact_json", "register_secret", "registered_secrets"]
+__all__ = [
+    "MIN_SECRET_LENGTH",
+    "NOT_SECRETS",
+    "REDACTED",
+    "redact",
+    "redact_json",
+    "register_secret",
+    "registered_secrets",
+]
 
 REDACTED = "[REDACTED]"
 """What a secret is replaced with."""
 
 MIN_SECRET_LENGTH = 8
 """Shorter values are not registered (see the module docstring)."""
+
+NOT_SECRETS = frozenset({"not-needed", "scripted", "rendering-only"})
+"""Placeholders sent where an SDK insists on a key and the server needs none (a llama.cpp server,
+the scripted test provider): hiding them would blank out ordinary words, and a model name."""
 
 _lock = threading.Lock()
 _secrets: tuple[str, ...] = ()
@@ -38,7 +50,7 @@ def register_secret(value: str | None) -> None:
     if value is None:
         return
     value = value.strip()
-    if len(value) < MIN_SECRET_LENGTH:
+    if len(value) < MIN_SECRET_LENGTH or value in NOT_SECRETS:
         return
     with _lock:
         if value not in _secrets:

@@ -245,6 +245,9 @@ class Prompt:
     """``"none"`` forbids tool calls (used by the summary call) without changing the tool prefix."""
     max_tokens: int | None = None
     """Cap on output tokens; None leaves the provider profile's default."""
+    previous_response_id: str | None = None
+    """The id of the previous answer, for providers that explain a cache miss against it (Anthropic's
+    cache diagnostics); not part of the prompt's text."""
     tool_grammar: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Narrowed input schemas by tool name (for example ``path`` limited to the workspace's real
     files), used only to constrain decoding where a provider supports it (the local model's JSON
@@ -262,6 +265,9 @@ class ModelResponse:
     model: str
     prefill_ms: float | None = None
     """Time the server spent reading the prompt, where it reports it (llama.cpp ``timings``)."""
+    response_id: str | None = None
+    provider_miss: str | None = None
+    """The provider's own reason for a cache miss, where it gives one (Anthropic's cache diagnostics)."""
 
 
 @dataclass(frozen=True)

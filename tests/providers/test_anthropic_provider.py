@@ -62,6 +62,7 @@ class Server:
 
 def provider(server: Server, **kwargs: Any) -> AnthropicProvider:
     kwargs.setdefault("max_retries", 0)
+    kwargs.setdefault("cache_diagnostics", False)  # its own tests below
     return AnthropicProvider(
         model="claude-haiku-4-5",
         api_key="sk-ant-test",
@@ -367,3 +368,41 @@ def test_price_context_window_and_count_tokens() -> None:
     assert unknown.context_window() is None
     assert unknown.price(Usage(input_tokens=10, output_tokens=10)) is None
     assert p.count_tokens(Prompt((), (), conversation())) is None
+
+
+def test_cache_diagnostics_ask_why_against_the_previous_answer() -> None:
+    server = Server(
+        ok([{"type": "text", "text": "hi"}], {"input_tokens": 5, "output_tokens": 1}),
+        httpx2.Response(
+            200,
+            json={
+                "id": "msg_2",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-haiku-4-5",
+                "content": [{"type": "text", "text": "again"}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 900, "output_tokens": 1, "cache_read_input_tokens": 0},
+                "diagnostics": {"cache_miss_reason": {"type": "system_changed", "cache_missed_input_tokens": 880}},
+            },
+        ),
+    )
+    adapter = provider(server, cache_diagnostics=True)
+    first = adapter.send(adapter.render(Prompt(("s",), (), (Message.user("hi"),))))
+    prompt = Prompt(("t",), (), (Message.user("hi"),), previous_response_id=first.response_id)
+    second = adapter.send(adapter.render(prompt))
+    assert server.body(0)["diagnostics"] == {"previous_message_id": None}
+    assert server.body(1)["diagnostics"] == {"previous_message_id": "msg_01XFDUDYJgAACzvnptvVoYEL"}
+    assert server.requests[1].headers["anthropic-beta"] == "cache-diagnosis-2026-04-07"
+    assert second.provider_miss == "system_changed (~880 tokens)"
+    assert first.provider_miss is None
+
+
+def test_diagnostics_only_for_the_official_api_and_a_one_hour_lifetime() -> None:
+    assert AnthropicProvider(model="m", api_key="k").cache_diagnostics
+    assert not AnthropicProvider(model="m", api_key="k", base_url="http://127.0.0.1:8080").cache_diagnostics
+    body = AnthropicProvider(model="m", api_key="k", cache_ttl="1h").render(
+        Prompt(("s",), (ToolSpec("t", "d", {"type": "object"}),), (Message.user("hi"),))
+    )
+    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert body["system"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}

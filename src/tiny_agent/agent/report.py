@@ -37,6 +37,8 @@ def format_event(event: Event) -> str:
         case TurnEvent(step=step, call=call):
             prefill = f" · prefill {call.prefill_ms / 1000:.2f}s" if call.prefill_ms is not None else ""
             miss = f" · cache miss: {call.miss}" if call.miss else ""
+            if call.provider_miss:
+                miss += f" (the provider says: {call.provider_miss})"
             usage = format_usage(call.usage)
             return f"[turn {step} · {usage} · {_cost(call.cost_usd)} · {call.seconds:.1f}s{prefill}{miss}]"
         case ToolEvent(call=call, result=result):
@@ -65,6 +67,8 @@ def format_totals(ledger: TokenLedger) -> str:
     total = ledger.total
     ratio = ledger.cache_hit_ratio
     hit = f" · cache hit {ratio:.0%}" if ratio is not None else ""
+    if ledger.miss_disagreements:
+        hit += f" · {ledger.miss_disagreements} miss(es) where the provider names another cause"
     unpriced = f" ({ledger.unpriced_calls} unpriced)" if ledger.unpriced_calls and ledger.total_cost_usd else ""
     return (
         f"[total · {len(ledger.calls)} calls · {format_usage(total)} · {_cost(ledger.total_cost_usd)}{unpriced}{hit}]"

@@ -99,13 +99,16 @@ def run_command(ctx: click.Context, /, task: tuple[str, ...], **opts: Any) -> in
     if not text.strip():
         raise click.UsageError("the task is empty: say what the agent should do")
     printer = _printer(opts)
-    runtime = open_runtime(ctx, opts, printer)
     try:
-        _header(printer, runtime)
-        result = runtime.agent.run(text)
-        return _finish(printer, runtime, result, opts)
+        runtime = open_runtime(ctx, opts, printer)
+        try:
+            _header(printer, runtime)
+            result = runtime.agent.run(text)
+            return _finish(printer, runtime, result, opts)
+        finally:
+            runtime.close()
     finally:
-        runtime.close()
+        printer.close()
 
 
 def _printer(opts: dict[str, Any]) -> Printer:

@@ -52,7 +52,11 @@ def chat_command(ctx: click.Context, /, **opts: Any) -> int:
 def chat_loop(click_ctx: click.Context, opts: dict[str, Any]) -> int:
     stream = not opts["no_stream"] and sys.stdout.isatty()
     printer = Printer(verbose=opts["verbose"], stream=stream)
-    runtime = open_runtime(click_ctx, opts, printer)
+    try:
+        runtime = open_runtime(click_ctx, opts, printer)
+    except BaseException:
+        printer.close()
+        raise
     try:
         provider = runtime.provider
         session = f" · session {runtime.session.id[:12]}" if runtime.session else ""
@@ -66,6 +70,7 @@ def chat_loop(click_ctx: click.Context, opts: dict[str, Any]) -> int:
             sid = runtime.session.id[:12]
             printer.line(f"session {sid} · come back with: tiny-agent chat --resume {sid}")
         runtime.close()
+        printer.close()
     return 0
 
 

@@ -28,19 +28,17 @@ def safe_text(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
-class _Redact(logging.Filter):
+class _RedactingHandler(RichHandler):
     """Every log line and traceback with keys removed: an SDK exception kept as a cause can hold a
-    server's echo of the key in its body."""
+    server's echo of the key in its body. Works on a copy, so other handlers see the record as it was."""
 
-    def filter(self, record: logging.LogRecord) -> bool:
+    def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
         if record.exc_info:
             message = f"{message}\n{logging.Formatter().formatException(record.exc_info)}"
-            record.exc_info = None
-            record.exc_text = None
-        record.msg = redact(message)
-        record.args = ()
-        return True
+        copy = logging.makeLogRecord({**record.__dict__, "msg": redact(message), "args": (), "exc_info": None})
+        copy.exc_text = None
+        super().emit(copy)
 
 
 class Printer:
@@ -56,11 +54,17 @@ class Printer:
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
         self._open_line = False
         self.streamed = ""
-        handler = RichHandler(console=self.err, show_path=False)
-        handler.addFilter(_Redact())
-        logging.basicConfig(
-            level=logging.DEBUG if verbose else logging.WARNING, format="%(message)s", handlers=[handler], force=True
-        )
+        handler = _RedactingHandler(console=self.err, show_path=False)
+        root = logging.getLogger()
+        self._restore = (root.level, list(root.handlers))
+        root.handlers = [handler]
+        root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+
+    def close(self) -> None:
+        """Give the logging setup back as it was (the CLI configures it for one command only)."""
+        root = logging.getLogger()
+        root.setLevel(self._restore[0])
+        root.handlers = self._restore[1]
 
     def line(self, text: str) -> None:
         """One line on stderr (even in quiet mode: for errors and the session line)."""

@@ -173,7 +173,7 @@ def _args(arguments: Any) -> str:
 
 def _provider(settings: dict[str, Any], opts: dict[str, Any]) -> Provider:
     kwargs: dict[str, Any] = {}
-    for key in ("max_tokens", "timeout", "max_retries"):
+    for key in ("max_tokens", "timeout", "max_retries", "cache_ttl"):
         value = settings.get(key) if key in settings else opts.get(key)
         if value is not None:
             kwargs[key] = value

@@ -359,6 +359,9 @@ class Context:
     ) -> ModelResponse:
         """One model call, on the record: a ``call`` entry is committed before the send, and the
         response (for a turn) with its ``call_done`` after it, or a ``call_failed``."""
+        last = self._state.last_done
+        if last is not None and last[1].response_id:
+            prompt = dataclasses.replace(prompt, previous_response_id=last[1].response_id)
         prompt, body = self.legal(provider, prompt)
         before = self.previous_request()
         prints = fingerprint(prompt)
@@ -387,6 +390,8 @@ class Context:
             purpose,
             response.stop_reason,
             miss,
+            response_id=response.response_id,
+            provider_miss=response.provider_miss,
         )
         self._log_estimate_error(purpose, chars, response)
         done = new_entry("call_done", call=opened.seq, **record.to_body())

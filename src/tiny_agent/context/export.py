@@ -35,9 +35,9 @@ def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat 
     if fmt == "anthropic":
         from tiny_agent.providers.anthropic import AnthropicProvider
 
-        body = AnthropicProvider(model=model, api_key="unused").render(prompt)
+        body = AnthropicProvider(model=model, api_key="rendering-only").render(prompt)
     else:
         from tiny_agent.providers.openai_compat import OpenAICompatProvider
 
-        body = OpenAICompatProvider(model=model, api_key="unused").render(prompt)
+        body = OpenAICompatProvider(model=model, api_key="rendering-only").render(prompt)
     yield json.dumps(body, ensure_ascii=False, indent=2)

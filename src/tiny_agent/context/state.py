@@ -217,6 +217,5 @@ def render_prompt(
     prompt (in this process, after a resume, or replayed under another policy)."""
     tools = tuple(spec_of(t) for t in state.settings.get("tools") or ())
     messages = tuple(window(state, compaction))
-    return Prompt(
-        system_blocks(state), tools, messages, plan_cache(messages), tool_choice, max_tokens, tool_grammar or {}
-    )
+    plan = plan_cache(messages)
+    return Prompt(system_blocks(state), tools, messages, plan, tool_choice, max_tokens, tool_grammar=tool_grammar or {})

@@ -37,6 +37,9 @@ class CallRecord:
     """Why this call read less of the prompt cache than the previous request left there, if it did."""
     at: float | None = None
     """When the call finished (Unix time), from its log entry."""
+    response_id: str | None = None
+    provider_miss: str | None = None
+    """The provider's own reason for the miss, where it says (Anthropic's cache diagnostics)."""
 
     def to_body(self) -> dict[str, Any]:
         """The ``call_done`` entry body fields of this record."""
@@ -49,6 +52,8 @@ class CallRecord:
             "purpose": self.purpose,
             "stop_reason": self.stop_reason,
             "miss": self.miss,
+            "response_id": self.response_id,
+            "provider_miss": self.provider_miss,
         }
 
     @staticmethod
@@ -64,6 +69,8 @@ class CallRecord:
             stop_reason=body.get("stop_reason"),
             miss=body.get("miss"),
             at=at,
+            response_id=body.get("response_id"),
+            provider_miss=body.get("provider_miss"),
         )
 
 
@@ -103,6 +110,12 @@ class TokenLedger:
         return sum(known) if known else None
 
     @property
+    def miss_disagreements(self) -> int:
+        """Calls where the provider's reason for a miss and tiny-agent's name different layers (or only
+        one of them saw a divergence in the request)."""
+        return sum(1 for c in self.calls if c.provider_miss and not _same_layer(c.miss, c.provider_miss))
+
+    @property
     def unpriced_calls(self) -> int:
         return sum(1 for c in self.calls if c.cost_usd is None)
 
@@ -133,3 +146,20 @@ def prompt_chars(prompt: Prompt) -> int:
     """The length the estimator measures for a prompt; the same measure calibrates and estimates."""
     tools = [{"name": t.name, "description": t.description, "schema": t.input_schema} for t in prompt.tools]
     return _chars(list(prompt.system)) + _chars(tools) + _chars([m.to_dict() for m in prompt.messages])
+
+
+_LAYERS = {
+    "model_changed": ("model changed",),
+    "system_changed": ("system prompt changed", "pinned constraints changed"),
+    "tools_changed": ("tools changed",),
+    "messages_changed": ("message #", "a compaction", "clearing old tool output"),
+}
+
+
+def _same_layer(ours: str | None, theirs: str) -> bool:
+    """Whether tiny-agent's cause names the layer the provider's reason does."""
+    kind = theirs.split(" ", 1)[0]
+    prefixes = _LAYERS.get(kind)
+    if prefixes is None:  # previous_message_not_found, unavailable: nothing to compare with
+        return True
+    return ours is not None and ours.startswith(prefixes)

@@ -56,7 +56,8 @@ __all__ = ["AnthropicProvider"]
 MAX_CACHE_MARKERS = 4
 """Anthropic rejects a request with more than four ``cache_control`` blocks."""
 
-_CACHE_MARKER = {"type": "ephemeral"}
+CACHE_DIAGNOSIS_BETA = "cache-diagnosis-2026-04-07"
+"""Anthropic's cache diagnostics: the answer says which layer diverged from the previous request."""
 
 
 class AnthropicProvider:
@@ -83,8 +84,14 @@ class AnthropicProvider:
         key_env: str | None = None,
         http_client: httpx2.Client | None = None,
         context_window: int | None = None,
+        cache_ttl: str = "5m",
+        cache_diagnostics: bool | None = None,
     ) -> None:
+        if cache_ttl not in ("5m", "1h"):
+            raise ConfigError(f"cache_ttl must be '5m' or '1h', not {cache_ttl!r}")
         self.name = name
+        self.cache_ttl = cache_ttl
+        """Lifetime of the cache entries this adapter asks for; a 1h entry costs 2x the input price to write."""
         self.model = model
         self.max_tokens = max_tokens
         """Output cap used when the prompt does not set its own."""
@@ -104,6 +111,9 @@ class AnthropicProvider:
             raise ConfigError(f"{name}: no API key: pass api_key or set {key_env or 'ANTHROPIC_API_KEY'}")
         self.url = display_url(str(self._client.base_url).rstrip("/") + "/v1/messages")
         """Where the calls go, as error messages show it."""
+        official = str(self._client.base_url).rstrip("/") == "https://api.anthropic.com"
+        self.cache_diagnostics = official if cache_diagnostics is None else cache_diagnostics
+        """Ask the API why a cache missed (a beta that only api.anthropic.com knows)."""
 
     def render(self, prompt: Prompt) -> dict[str, Any]:
         """The ``/v1/messages`` body for ``prompt``, with at most four cache markers."""
@@ -123,8 +133,9 @@ class AnthropicProvider:
         # The newest breakpoints cover the longest prefix, so the oldest are the ones to give up.
         room = MAX_CACHE_MARKERS - len(marked)
         marked.extend(message_blocks[max(0, len(message_blocks) - room) :])
+        marker = {"type": "ephemeral", "ttl": "1h"} if self.cache_ttl == "1h" else {"type": "ephemeral"}
         for block in marked:
-            block["cache_control"] = dict(_CACHE_MARKER)
+            block["cache_control"] = dict(marker)
 
         body: dict[str, Any] = {"model": self.model, "max_tokens": prompt.max_tokens or self.max_tokens}
         if system:
@@ -134,6 +145,8 @@ class AnthropicProvider:
             if prompt.tool_choice == "none":
                 body["tool_choice"] = {"type": "none"}
         body["messages"] = messages
+        if self.cache_diagnostics:
+            body["diagnostics"] = {"previous_message_id": prompt.previous_response_id}
         return body
 
     def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
@@ -142,7 +155,7 @@ class AnthropicProvider:
 
     def _send_once(self, body: dict[str, Any]) -> ModelResponse:
         with self._boundary():
-            raw = self._client.messages.with_raw_response.create(**body)
+            raw = self._client.messages.with_raw_response.create(**_sdk_arguments(body))
         with reading(self.name):
             data = whole_json(raw.http_response)
             self._check(None, data)
@@ -167,7 +180,7 @@ class AnthropicProvider:
 
     def _open(self, body: dict[str, Any]) -> OpenedStream:
         with self._boundary():
-            raw = self._client.messages.with_raw_response.create(**body)
+            raw = self._client.messages.with_raw_response.create(**_sdk_arguments(body))
             with reading(self.name):
                 return open_stream(raw.http_response, self._check)
 
@@ -224,6 +237,18 @@ class AnthropicProvider:
     def price(self, usage: Usage) -> float | None:
         """Cost in USD at Anthropic's list price, or None when the model is not in genai-prices."""
         return price_usd(usage, self.model, "anthropic")
+
+
+def _sdk_arguments(body: dict[str, Any]) -> dict[str, Any]:
+    """The body as the SDK's ``create`` takes it: fields it does not know yet travel in ``extra_body``."""
+    if "diagnostics" not in body:
+        return body
+    rest = {k: v for k, v in body.items() if k != "diagnostics"}
+    return {
+        **rest,
+        "extra_body": {"diagnostics": body["diagnostics"]},
+        "extra_headers": {"anthropic-beta": CACHE_DIAGNOSIS_BETA},
+    }
 
 
 def _message_index(index: int, count: int) -> int:

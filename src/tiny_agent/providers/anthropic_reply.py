@@ -15,7 +15,7 @@ from tiny_agent.providers.decode import ShapeError, count, expect, optional, scr
 from tiny_agent.providers.http_errors import response_error
 from tiny_agent.types import Block, Message, ModelResponse, TextBlock, ToolUseBlock, Usage
 
-__all__ = ["STOP_REASONS", "Accumulator", "normalise_usage", "process"]
+__all__ = ["STOP_REASONS", "Accumulator", "cache_miss_reason", "normalise_usage", "process"]
 
 STOP_REASONS = {
     "end_turn": "end_turn",
@@ -46,12 +46,27 @@ def process(data: Mapping[str, Any], model: str) -> ModelResponse:
             blocks.append(ToolUseBlock(call_id, name, tool_input(item.get("input"))))
     stop = optional(data.get("stop_reason"), str, "'stop_reason'")
     found_model = data.get("model")
+    found_id = data.get("id")
     return ModelResponse(
         message=Message("assistant", tuple(blocks)),
         usage=normalise_usage(data.get("usage")),
         stop_reason=STOP_REASONS.get(stop, stop) if stop else "unknown",
         model=found_model if isinstance(found_model, str) else model,
+        response_id=found_id if isinstance(found_id, str) else None,
+        provider_miss=cache_miss_reason(data.get("diagnostics")),
     )
+
+
+def cache_miss_reason(diagnostics: object) -> str | None:
+    """Anthropic's cache diagnostics (beta) in one phrase: ``system_changed (~1,200 tokens)``; None when
+    nothing diverged, or the answer is still being worked out (inconclusive, not a hit)."""
+    if not isinstance(diagnostics, Mapping):
+        return None
+    reason = diagnostics.get("cache_miss_reason")
+    if not isinstance(reason, Mapping) or not isinstance(reason.get("type"), str):
+        return None
+    missed = count(reason.get("cache_missed_input_tokens"))
+    return f"{reason['type']}" + (f" (~{missed:,} tokens)" if missed else "")
 
 
 def normalise_usage(raw: object) -> Usage:

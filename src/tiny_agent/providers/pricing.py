@@ -32,6 +32,8 @@ def price_usd(usage: Usage, model: str, provider_id: str | None) -> float | None
         "output_tokens": usage.output_tokens,
         "cache_read_tokens": usage.cache_read_tokens,
         "cache_write_tokens": usage.cache_write_tokens,
+        # Anthropic's 1-hour writes cost 2x, not 1.25x; genai-prices counts them inside the total.
+        "cache_write_1h_tokens": _one_hour_writes(usage),
     }
     # genai-prices drops None values itself; passing them keeps "unknown" distinct from 0.
     price_usage = genai_prices.Usage(**counts)
@@ -52,3 +54,11 @@ def context_window_of(model: str, provider_id: str | None) -> int | None:
     except LookupError:
         return None
     return info.context_window
+
+
+def _one_hour_writes(usage: Usage) -> int | None:
+    creation = usage.details.get("cache_creation")
+    if not isinstance(creation, dict):
+        return None
+    value = creation.get("ephemeral_1h_input_tokens")
+    return value if isinstance(value, int) and value > 0 else None

@@ -106,6 +106,7 @@ def resolve_provider(
     if name is None and not any(env.get(v) for variables, _ in AUTO_ORDER for v in variables):
         name = "openai" if base_url else LOCAL  # a server URL with no key: an OpenAI-compatible server
     if name is not None and name.strip().lower() == LOCAL:
+        kwargs.pop("cache_ttl", None)  # llama.cpp keeps a prefix in its slot until another replaces it
         return _local(model, base_url, kwargs)
     profile = _auto_profile(env) if name is None else _named_profile(name)
     url = base_url or (env.get(profile.base_url_env) if profile.base_url_env else None) or None
@@ -133,6 +134,8 @@ def resolve_provider(
 
             return AnthropicProvider(**common, **kwargs)
         case "openai":
+            if kwargs.pop("cache_ttl", "5m") != "5m":
+                raise ConfigError(f"a cache lifetime applies to Anthropic; {profile.name!r} caches automatically")
             kwargs.setdefault("pricing_provider_id", profile.pricing_provider_id)
             from tiny_agent.providers.openai_compat import OpenAICompatProvider
 
