@@ -25,6 +25,7 @@ from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.context.session import Session
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import Provider
+from tiny_agent.providers.cache_rules import min_cacheable_tokens
 from tiny_agent.providers.local import LocalProvider
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.store.base import Store
@@ -102,7 +103,10 @@ def _open(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, stac
     if given(click_ctx, "workspace") or "workspace" not in settings:
         settings["workspace"] = cwd_workspace
 
-    workspace = _workspace(settings)  # before the provider: a wrong folder is found before a server starts
+    # What the user can get wrong is checked before the provider, which may start a server.
+    workspace = _workspace(settings)
+    system = _system(opts, stored.get("system"), printer)
+    min_cacheable_tokens(str(settings.get("model") or ""), "anthropic")  # reads TINY_AGENT_CACHE_MIN_TOKENS
     provider = _provider(settings, opts)
     if isinstance(provider, LocalProvider):
         stack.enter_context(provider)
@@ -111,7 +115,6 @@ def _open(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, stac
         # One tool result may take about a quarter of a small window (~3 characters a token).
         workspace.max_output_chars = min(workspace.max_output_chars, window * 3 // 4)
     toolbox = Toolbox(workspace.tools())
-    system = _system(opts, stored.get("system"), printer)
     config = _context_config(opts, session)
     recorded = {k: v for k, v in settings.items() if v is not None}
 
