@@ -125,7 +125,7 @@ def test_bad_store_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
             "sonnet",
             ["--provider", "openai", "--base-url", "http://127.0.0.1:9/v1"],
             "TINY_AGENT_CACHE_MIN_TOKENS: expected model=tokens pairs",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_bad_environment(
