@@ -24,6 +24,10 @@ from tests.crash.harness import (
     sabotage_cases,
     timed_cases,
 )
+from tests.crash.server import ScriptedAnthropicServer
+from tiny_agent.agent.loop import DEFAULT_SYSTEM
+from tiny_agent.cli import main
+from tiny_agent.store.sqlite import SQLiteStore
 
 KILLS = [*deterministic_cases(), *timed_cases(), *real_cli_cases()[:1]]
 SABOTAGED = sabotage_cases()
@@ -62,3 +66,19 @@ def test_the_crash_test_catches_a_broken_engine(outcomes: dict[str, Outcome], ca
     expected = SABOTAGE_CASES[case.sabotage][1]
     assert outcome.killed
     assert any(expected in failure for failure in outcome.failures), outcome.failures
+
+
+def test_a_session_killed_before_its_first_entry_resumes_with_the_default_system_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session row exists (``store.create`` committed) but the kill came before the entry that
+    records its settings: resuming it must not run without the system prompt."""
+    with SQLiteStore(tmp_path / "s.db") as store:
+        session = store.create(workspace=str(tmp_path))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    with ScriptedAnthropicServer() as server:
+        url = server.base_url("cut-short", "r1")
+        args = ["--store", str(tmp_path / "s.db"), "--workspace", str(tmp_path), "--base-url", url, "-q"]
+        assert main([*args, "--resume", session.id, "hello"]) == 0
+        (request,) = (e.body for e in server.exchanges)
+    assert [block["text"] for block in request["system"]] == [DEFAULT_SYSTEM]
