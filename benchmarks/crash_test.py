@@ -25,6 +25,7 @@ from tests.crash.harness import (  # noqa: E402
     deterministic_cases,
     format_table,
     real_cli_cases,
+    resume_cases,
     run_cases,
     sabotage_cases,
     table,
@@ -49,7 +50,7 @@ def main() -> int:
                 print(f"run {hit['run'][-1]}  {hit['point']:20} #{hit['n']:<3} {hit['label']}")
         return 0
 
-    cases = [*deterministic_cases(), *timed_cases(), *real_cli_cases()]
+    cases = [*deterministic_cases(), *resume_cases(), *timed_cases(), *real_cli_cases()]
     if args.sabotage:
         cases += sabotage_cases()
     if args.only:

@@ -88,6 +88,8 @@ class Case:
     """Start ``python -m tiny_agent`` for every run, instead of a fork of a process that imported it."""
     sabotage: str = ""
     """Break the engine on purpose (see ``child/killpoints.SABOTAGE``): the case must then fail."""
+    then: Kill | None = None
+    """Kill the resume too, at this point (its ``phase`` is ignored), and resume again."""
 
 
 SLOW_DELAY = 0.12
@@ -152,6 +154,25 @@ def deterministic_cases() -> list[Case]:
     server(2, "in_flight", (1, 4))
     server(2, "mid_reply", (2,))
     return cases
+
+
+def resume_cases() -> list[Case]:
+    """The resume killed too: while it closes what the first kill left open, and just after.
+
+    A resume's transactions are 1 the migration check, 2 the writer mark, 3 the entries that close
+    the crash (``call_failed`` for a call in flight, "not run" results for tool calls).
+    """
+    firsts = {"in_flight-2": Kill(1, None, 2, "in_flight"), "tool-after-2": Kill(1, "tool:after", 2)}
+    thens = {
+        "sql-before-COMMIT-3": Kill(1, "sql:before:COMMIT", 3),
+        "append-after-1": Kill(1, "append:after", 1),
+        "send-before-1": Kill(1, "send:before", 1),
+    }
+    return [
+        Case(f"p1-{first}+resume-{then}", kill, then=again)
+        for first, kill in firsts.items()
+        for then, again in thens.items()
+    ]
 
 
 def timed_cases(count: int = 10, seed: int = 7) -> list[Case]:
@@ -336,6 +357,8 @@ def snapshot(store: Path, into: Path) -> Path:
     """A copy of the store file and its WAL, without the shared-memory index: SQLite recovers it from
     the WAL as after a real crash, and the original stays untouched for the resuming process."""
     into.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{into}{suffix}").unlink(missing_ok=True)  # an older copy's WAL must not meet this file
     for suffix in ("", "-wal"):
         source = Path(f"{store}{suffix}")
         if source.exists():
@@ -702,15 +725,34 @@ class CaseRunner:
 
     # -- resuming for real and finishing the work -----------------------------------------------
 
+    def _resume_args(self, at_kill: StoreView) -> list[str]:
+        """What a user would run next, in the same folder: continue the newest session (``-c``) with the
+        task again if it never made it into the log, else with "go on"; the second task names the
+        session (``--resume ID``), so both ways in are exercised."""
+        if at_kill.session is None:
+            return self._new_session_args(TASK_TEXT["A"])
+        task = TASK_TEXT["A" if self.case.kill.phase == 1 else "B"]
+        return ["--continue", "go on" if any(task in t for t in at_kill.user_texts()) else task]
+
     def _recover(self, killed_run: str, at_kill: StoreView) -> None:
         fail = self.outcome.failures.append
         phase = self.case.kill.phase
-        task = TASK_TEXT["A" if phase == 1 else "B"]
-        if at_kill.session is None:
-            recovery = self._launch(self._new_session_args(TASK_TEXT["A"]), None)
-        else:
-            text = "go on" if any(task in t for t in at_kill.user_texts()) else task
-            recovery = self._launch(["--resume", at_kill.session, text], None)
+        first_kill = at_kill
+        recovery = self._launch(self._resume_args(at_kill), self.case.then)
+        if self.case.then is not None:
+            then = self.case.then
+            if recovery.code != -signal.SIGKILL:
+                fail(f"the resume {recovery.run} was not killed: exit {recovery.code}")
+                return
+            label = next((e["label"] for e in self.events(recovery.run) if e["ev"] == "kill"), "?")
+            self.outcome.where += f"; then the resume at {then.point} #{then.n} ({label})"
+            self.outcome.category = "resume"
+            killed_run, at_kill = (
+                recovery.run,
+                read_store(snapshot(self.store, self.folder / "at-kill-2" / "sessions.db")),
+            )
+            self._check_after_kill(killed_run, at_kill)
+            recovery = self._launch(self._resume_args(at_kill), None)
         self._expect(recovery, 0, "the resumed run")
         self._check_notes(recovery, at_kill)
         self._check_prefix(killed_run, recovery.run)
@@ -722,7 +764,7 @@ class CaseRunner:
             final_view = read_store(snapshot(self.store, self.folder / "final2" / "sessions.db"))
         self.outcome.compactions = len(final_view.of_kind("compaction"))
         self._check_closing_entries(at_kill, final_view)
-        self._check_final(final_view, at_kill)
+        self._check_final(final_view, first_kill)
         for record in self.outcome.runs:
             if REPAIR_WARNING in record.stderr:
                 fail(f"{record.run} repaired an illegal request")

@@ -20,6 +20,7 @@ from tests.crash.harness import (
     Outcome,
     deterministic_cases,
     real_cli_cases,
+    resume_cases,
     run_cases,
     sabotage_cases,
     timed_cases,
@@ -29,7 +30,7 @@ from tiny_agent.agent.loop import DEFAULT_SYSTEM
 from tiny_agent.cli import main
 from tiny_agent.store.sqlite import SQLiteStore
 
-KILLS = [*deterministic_cases(), *timed_cases(), *real_cli_cases()[:1]]
+KILLS = [*deterministic_cases(), *resume_cases(), *timed_cases(), *real_cli_cases()[:1]]
 SABOTAGED = sabotage_cases()
 
 
@@ -54,7 +55,7 @@ def test_the_kills_are_many_and_spread(outcomes: dict[str, Outcome]) -> None:
     forked = [o.where for o in killed if not o.real_cli]  # a real-process case repeats a moment on purpose
     assert len(set(forked)) == len(forked), "two cases killed at the same moment"
     categories = Counter(o.category for o in killed)
-    for category in ("store write", "tool run", "provider call", "compaction"):
+    for category in ("store write", "tool run", "provider call", "compaction", "resume"):
         assert categories[category] >= 5, categories
     assert sum(len(o.interrupted) for o in killed) >= 10, "few kills left tool calls without results"
     assert sum(o.lost_calls for o in killed) >= 10, "few kills landed with a call in flight"
