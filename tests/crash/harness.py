@@ -550,7 +550,7 @@ class CaseRunner:
     def _new_session_args(self, task: str) -> list[str]:
         return ["--provider", "anthropic", "--model", MODEL, "--compact-at", COMPACT_AT, "--keep-turns", "1", task]
 
-    def _launch(self, args: list[str], kill: Kill | None) -> RunRecord:
+    def _launch(self, args: list[str], kill: Kill | None, *, agent: bool = True) -> RunRecord:
         self._runs += 1
         run = f"r{self._runs}"
         case = self.case.name
@@ -574,7 +574,7 @@ class CaseRunner:
                 "TINY_AGENT_CRASH": json.dumps(spec),
             },
         )
-        argv = ["--base-url", self.server.base_url(case, run), "--no-stream", *args]
+        argv = ["--base-url", self.server.base_url(case, run), "--no-stream", *args] if agent else args
         out, err = self.folder / f"{run}.stdout", self.folder / f"{run}.stderr"
         started = time.monotonic()
         child = self.launcher.start(argv, env, self.workspace, out, err)
@@ -663,6 +663,7 @@ class CaseRunner:
         self._check_tools(run, view)
         if view.session is not None:
             self._check_library_resume(view)
+            self._check_show(view)
 
     def _check_calls(self, run: str, view: StoreView) -> None:
         """Every request the server got had its ``call`` committed first; every reply that was fully
@@ -697,6 +698,21 @@ class CaseRunner:
                     f"{run}: {own} finished, but {stray[0]['point']} ({stray[0]['label']}) came before its result "
                     "was committed, and the kill lost it"
                 )
+
+    def _check_show(self, view: StoreView) -> None:
+        """``sessions show ID --json`` reads the crashed session (on a copy) and agrees with the rows."""
+        assert view.session is not None
+        copy = snapshot(self.store, self.folder / "show" / "sessions.db")
+        shown = self._launch(["sessions", "show", view.session, "--json", "--store", str(copy)], None, agent=False)
+        try:
+            entries = json.loads((self.folder / f"{shown.run.split('/')[1]}.stdout").read_text())["entries"]
+        except (ValueError, KeyError) as exc:
+            self.outcome.failures.append(
+                f"sessions show --json failed (exit {shown.code}): {exc} {shown.stderr[-500:]}"
+            )
+            return
+        if [(e["seq"], e["id"], e["kind"]) for e in entries] != [(e.seq, e.id, e.kind) for e in view.entries]:
+            self.outcome.failures.append("sessions show --json does not list the entries in the store")
 
     def _check_library_resume(self, view: StoreView) -> None:
         fail = self.outcome.failures.append
