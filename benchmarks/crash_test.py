@@ -62,6 +62,9 @@ def main() -> int:
     for line in format_table(outcomes):
         print(line)
     summary = table([o for o in outcomes if not o.sabotage])
+    sabotaged = [o for o in outcomes if o.sabotage]
+    if sabotaged:
+        summary["sabotage_caught"] = f"{sum(bool(o.failures) for o in sabotaged)} of {len(sabotaged)}"
     print(json.dumps(summary, indent=2))
     print(f"{len(cases)} cases in {seconds:.0f} s with {args.workers} workers")
     if not args.only:

@@ -601,7 +601,15 @@ class CaseRunner:
     def events(self, run: str | None = None) -> list[dict[str, Any]]:
         if not self.journal.exists():
             return []
-        rows = [json.loads(line) for line in self.journal.read_text().splitlines() if line.strip()]
+        lines = self.journal.read_text().splitlines()
+        rows = []
+        for number, line in enumerate(lines, 1):
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                if number < len(lines):
+                    raise
+                # A write cut by a timed kill: a line the process never finished saying.
         return [r for r in rows if run is None or r["run"] == run]
 
     def _describe_kill(self, run: str) -> None:
