@@ -13,11 +13,12 @@ is killed with SIGKILL at a chosen moment:
 Then, on a copy of the store as the kill left it, the store is checked (integrity, contiguous seqs,
 bodies, every commit the process saw is there) and the library resumes it (``Session.resume``): the
 calls left without results are the ones expected, the call in flight is the one expected, and the
-next request is legal as rendered, with nothing to repair. Then the real CLI resumes the real
-store (``--resume ID "go on"``) and finishes the work, and the whole story is checked: nothing
-committed before the kill changed, finished tools were not run again, every request the server
-ever got was legal, the resumed request starts with the bytes of the last one before the kill,
-and the work is complete (every file written once, right).
+next request is legal as rendered, with nothing to repair; ``sessions show --json`` reads it.
+Then the real CLI continues the real store (``-c "go on"``) and finishes the work, and the whole
+story is checked: nothing committed before the kill changed, the resume first closed exactly what
+was open, no tool whose result was committed ran again, every request the server ever got was
+legal and none was repaired, the resumed request starts with the bytes of the last one before the
+kill, and the work is complete (every scripted call succeeded once, every file is right).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ RUN_TIMEOUT = 120.0
 
 @dataclass(frozen=True)
 class Kill:
-    """Where one run of a case dies. Exactly one of ``point``, ``server`` or ``after`` is set."""
+    """Where one run of a case dies: one of ``point``, ``server`` or ``after`` is set (none: no kill)."""
 
     phase: Literal[1, 2]
     """1: the first task, in a new session; 2: the second task, on ``--resume``."""
@@ -538,7 +539,8 @@ class CaseRunner:
             return
         if killed_run.code != -signal.SIGKILL:
             self.outcome.failures.append(
-                f"{killed_run.run} was not killed: exit {killed_run.code}\n{killed_run.stderr}"
+                f"{killed_run.run} was not killed: exit {killed_run.code} (if the engine now passes this point "
+                f"fewer times, see benchmarks/crash_test.py --trace)\n{killed_run.stderr[-2000:]}"
             )
             return
         self.outcome.killed = True
@@ -640,14 +642,11 @@ class CaseRunner:
         else:
             hits = [e for e in self.events(run) if e["ev"] == "hit"]
             last = hits[-1] if hits else None
-            in_flight = bool(mine) and mine[-1].sent != "all"
-            doing = (
-                "a provider call in flight"
-                if in_flight
-                else f"after {last['point']} ({last['label']})"
-                if last
-                else "start-up"
-            )
+            doing = "start-up"
+            if mine and mine[-1].sent != "all":
+                doing = "a provider call in flight"
+            elif last is not None:
+                doing = f"after {last['point']} ({last['label']})"
             self.outcome.where = f"run {kill.phase}: {kill.after:.3f} s, {doing}"
             self.outcome.category = "timed"
 

@@ -9,6 +9,7 @@ can fail. ``benchmarks/crash_test.py`` runs the same cases and writes the outcom
 from __future__ import annotations
 
 import os
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -29,6 +30,8 @@ from tests.crash.server import ScriptedAnthropicServer
 from tiny_agent.agent.loop import DEFAULT_SYSTEM
 from tiny_agent.cli import main
 from tiny_agent.store.sqlite import SQLiteStore
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the harness forks runs and kills them by pidfd")
 
 KILLS = [*deterministic_cases(), *resume_cases(), *timed_cases(), *real_cli_cases()[:1]]
 SABOTAGED = sabotage_cases()
