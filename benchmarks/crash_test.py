@@ -78,7 +78,9 @@ def main() -> int:
             "cases": [o.summary() for o in outcomes],
         }
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        head = json.dumps({k: v for k, v in result.items() if k != "cases"}, indent=1, ensure_ascii=False)
+        rows = ",\n".join(f"  {json.dumps(case, ensure_ascii=False)}" for case in result["cases"])
+        args.out.write_text(f'{head[:-2]},\n "cases": [\n{rows}\n ]\n}}\n')  # one line per case
         print(f"wrote {args.out}")
     if args.keep:
         print(f"case folders: {folder}")

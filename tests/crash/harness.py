@@ -437,7 +437,8 @@ def read_store(path: Path) -> StoreView:
 
 
 def pending_calls(entries: Sequence[Entry]) -> list[str]:
-    """tool_use ids of the newest response that have no result after it."""
+    """tool_use ids of the newest response that have no result after it. (Read from the raw rows,
+    not with the engine's fold, so that a check does not share the engine's mistakes.)"""
     last = max((i for i, e in enumerate(entries) if e.kind == "response"), default=None)
     if last is None:
         return []
