@@ -152,6 +152,16 @@ def test_resume_closes_what_a_crash_left_open(tmp_path: Path) -> None:
         assert session.context.state.open_calls == {}
 
 
+def test_a_resume_without_tools_keeps_the_sessions_tools_and_closes_the_crash_first(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "s.db") as store:
+        sid = crashed_session(store, tmp_path)
+        head = store.get(sid).head
+    with SQLiteStore(tmp_path / "s.db") as store:
+        session = Session.resume(store, sid, force=True)
+        assert session.context.tools == (READ,)
+        assert [e.kind for e in store.entries(sid, after=head)] == ["call_failed", "tool_result"]
+
+
 @pytest.mark.parametrize("renderer", RENDERERS, ids=["anthropic", "openai"])
 def test_resume_renders_the_prefix_the_last_request_sent(tmp_path: Path, renderer: Any) -> None:
     provider = ScriptedProvider(

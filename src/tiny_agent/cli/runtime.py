@@ -115,6 +115,10 @@ def _open(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, stac
         # One tool result may take about a quarter of a small window (~3 characters a token).
         workspace.max_output_chars = min(workspace.max_output_chars, window * 3 // 4)
     toolbox = Toolbox(workspace.tools())
+    if session is not None and session.info.head < 0:
+        # No entry when it was opened: the run that created it was killed before recording its
+        # settings, so it starts now, with the system prompt a new session gets.
+        system = system or DEFAULT_SYSTEM
     config = _context_config(opts, session)
     recorded = {k: v for k, v in settings.items() if v is not None}
 

@@ -57,14 +57,15 @@ class Session:
         store: Store,
         id_or_prefix: str,
         *,
-        tools: Iterable[ToolSpec] = (),
+        tools: Iterable[ToolSpec] | None = None,
         system: str | None = None,
         pins: Iterable[str] = (),
         config: ContextConfig | None = None,
         settings: Mapping[str, Any] | None = None,
         force: bool = False,
     ) -> Session:
-        """An existing session; what is given here overrides what it holds, recorded as changes."""
+        """An existing session; what is given here overrides what it holds, recorded as changes.
+        ``tools`` None keeps the session's tools (``()`` would record that it has none)."""
         info = store.get(id_or_prefix)
         return Session._open(store, info, tools, system, pins, config, settings, force=force)
 
@@ -84,7 +85,7 @@ class Session:
     def _open(
         store: Store,
         info: SessionInfo,
-        tools: Iterable[ToolSpec],
+        tools: Iterable[ToolSpec] | None,
         system: str | None,
         pins: Iterable[str],
         config: ContextConfig | None,
