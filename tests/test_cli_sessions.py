@@ -184,9 +184,9 @@ def test_a_crash_left_calls_without_results(
     feed(script, Message.assistant("I will write them again."))
     assert main(["--resume", sid, "--force", "go on"]) == 0
     err = capsys.readouterr().err
-    assert "marked as not run: write_file(path='a.txt'" in err
+    assert "marked as interrupted and were not run again: write_file(path='a.txt'" in err
     first = script[-1].requests[0]["messages"]
-    assert first[-1]["content"][0]["is_error"] and "not run" in first[-1]["content"][0]["content"]
+    assert first[-1]["content"][0]["is_error"] and "not run again" in first[-1]["content"][0]["content"]
 
 
 def test_a_budget_stop_says_how_to_go_on(

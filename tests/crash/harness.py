@@ -811,7 +811,7 @@ class CaseRunner:
         fail = self.outcome.failures.append
         interrupted = pending_calls(at_kill.entries)
         if interrupted:
-            if "they were marked as not run" not in recovery.stderr:
+            if "they are marked as interrupted and were not run again" not in recovery.stderr:
                 fail("the resumed run did not say which tool calls were marked as not run")
             calls = {
                 b["id"]: b for e in at_kill.of_kind("response") for b in e.body["content"] if b["type"] == "tool_use"

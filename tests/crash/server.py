@@ -5,7 +5,8 @@ tool calls (several in one reply = parallel calls), then a final answer "DONE <t
 next is read from the request like a model would: a step is done when every one of its calls has a
 successful result; a call answered "not run" (a crash) or lost with its reply is asked for again,
 under a new tool_use id. Results seen in an earlier request count too, since a compaction replaces
-them by a summary. A summary request (``tool_choice`` none, a ``<transcript>``) gets a short summary.
+them by a summary. A summary request (the summary instructions at the end of the window, or ``tool_choice``
+none with a ``<transcript>``) gets a short summary.
 
 Every client has its own path prefix (``/<case>/<run>``, given as the base URL), so the server
 knows which run sent what. Per run it can delay its replies, and SIGKILL the client at its N-th
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
+from tiny_agent.context.compaction import SUMMARY_OPENING
 from tiny_agent.context.legality import check_anthropic_body
 
 MODEL = "claude-sonnet-4-6"
@@ -284,6 +286,10 @@ class ScriptedAnthropicServer:
 
 
 def _is_summary_request(body: dict[str, Any]) -> bool:
+    """The engine asks for a summary at the end of the window (a cache read), or from a transcript."""
+    last = list(_blocks(body["messages"][-1]))
+    if last and last[-1].get("type") == "text" and last[-1].get("text", "").startswith(SUMMARY_OPENING):
+        return True
     if (body.get("tool_choice") or {}).get("type") != "none":
         return False
     return any("<transcript>" in b.get("text", "") for m in body["messages"] for b in _blocks(m))

@@ -168,7 +168,10 @@ def _resume(store: Store, opts: dict[str, Any], workspace: str, notes: list[str]
     session = Session.resume(store, target, force=opts["force"])
     if session.interrupted:
         names = ", ".join(f"{c.name}({_args(c.input)})" for c in session.interrupted)
-        notes.append(f"the previous run stopped before these tool calls ran; they were marked as not run: {names}")
+        notes.append(
+            f"the previous run stopped before the results of these tool calls were recorded; they are marked "
+            f"as interrupted and were not run again: {names}"
+        )
     if session.lost_calls:
         notes.append(f"{session.lost_calls} model call(s) were in flight when the previous run stopped (usage unknown)")
     return session

@@ -52,7 +52,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 EMPTY_REPLY = "(the model returned an empty reply)"
-NOT_RUN = "[not run: this tool call was interrupted before it ran; call it again if it is still needed]"
+NOT_RUN = (
+    "[interrupted: tiny-agent stopped before this call's result was recorded. It may not have run, or it may "
+    "have run without its result being kept; it was not run again. Check before repeating a call that changes files.]"
+)
 
 
 @dataclass(frozen=True)
