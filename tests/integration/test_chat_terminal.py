@@ -73,7 +73,7 @@ class Pane:
 
     def wait_prompt(self, after: int, seconds: float = 180.0) -> str:
         """Wait until the chat prompt is back (a line that is exactly "> ")."""
-        return self.wait_for(r"(?m)^> $", seconds, after)
+        return self.wait_for(r"(?m)^> ?$", seconds, after)  # tmux trims the trailing space
 
     def close(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
