@@ -93,6 +93,8 @@ class Run:
     pinned_requests: int = 0
     turn_requests: int = 0
     compactions: int = 0
+    diagnosed: list[str | None] = field(default_factory=list)
+    """The engine's own diagnosis of each call, in call order (tiny-agent policies only)."""
     estimate_errors: list[float] = field(default_factory=list)
     """After each compaction: (engine's size estimate - the next request's billed input) / billed input."""
 
@@ -207,6 +209,7 @@ def agent_policy(name: str, note: str, config: ContextConfig | None = None, *, c
                 raise RuntimeError(f"{name}: phase stopped with {result.stop}: {result.message}")
             run.estimate_errors.extend(_estimate_errors(result.events))
         run.compactions = len(agent.context.compactions)
+        run.diagnosed = [c.miss for c in agent.context.ledger.calls]
 
     return Policy(name, note, drive)
 
@@ -354,6 +357,7 @@ def measure(policy: Policy) -> dict[str, Any]:
         "largest_request_tokens": max(c.input_tokens for c in calls),
         "estimate_error_after_compaction": [round(e, 4) for e in run.estimate_errors],
         "misses": dict(Counter(_cause(c.miss) for c in calls if c.miss)),
+        "diagnosis": _diagnosis(calls, run.diagnosed),
         "task_seconds": round(run.clock.now, 1),
         "first_seen": run.first_seen,
         "calls": [
@@ -361,6 +365,29 @@ def measure(policy: Policy) -> dict[str, Any]:
             for c in calls
         ],
     }
+
+
+ENGINE_CAUSES = {
+    "ttl": ("the cache entry expired",),
+    "lookback": ("lookback",),
+    "below-minimum": ("below the minimum",),
+    "no-breakpoint": ("no cache breakpoint",),
+    "changed": ("system prompt changed", "tools changed", "pinned", "message #", "a compaction", "clearing", "model"),
+}
+
+
+def _diagnosis(calls: list[SimCall], diagnosed: list[str | None]) -> dict[str, Any] | None:
+    """The engine's miss diagnosis against the simulator's: a miss the simulator billed should be named
+    with the same cause. ``no-breakpoint`` misses are the policy's own choice (naive sends no marks)."""
+    if len(diagnosed) != len(calls):
+        return None
+    billed = [(c.miss, ours) for c, ours in zip(calls, diagnosed, strict=True) if c.miss and c.label != "summary"]
+    agree = sum(
+        1
+        for miss, ours in billed
+        if ours is not None and ours.startswith(ENGINE_CAUSES.get(_cause(miss).split(":")[0], ("?",)))
+    )
+    return {"billed_misses": len(billed), "named_alike": agree, "pairs": [[m, o] for m, o in billed]}
 
 
 def _cause(miss: str) -> str:
@@ -402,6 +429,11 @@ def table(rows: list[dict[str, Any]]) -> str:
         if errors:
             worst = max(errors, key=abs)
             lines.append(f"  {r['policy']:<26} {len(errors)} compactions, worst {worst:+.1%}")
+    lines.append("\nthe engine's own diagnosis of each billed miss (the per-turn line) against the simulator's cause:")
+    for r in rows:
+        found = r["diagnosis"]
+        if found:
+            lines.append(f"  {r['policy']:<26} {found['named_alike']} of {found['billed_misses']} named alike")
     return "\n".join(lines)
 
 

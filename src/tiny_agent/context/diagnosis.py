@@ -60,8 +60,10 @@ def diagnose(
     now: float,
     rules: CacheRules,
     ttl_seconds: float,
+    marked: bool = True,
 ) -> str | None:
-    """The cause of a miss in one line, or None when the call read what it could (or cannot tell)."""
+    """The cause of a miss in one line, or None when the call read what it could (or cannot tell).
+    ``marked``: the request carried a cache breakpoint (where the wire needs them to cache at all)."""
     if before is None or before.input_tokens is None or usage.cache_read_tokens is None:
         return None
     expected = before.input_tokens
@@ -94,6 +96,8 @@ def diagnose(
             f"below the minimum: the previous request ({expected:,} tokens) is shorter than {model}'s minimum "
             f"cacheable prompt ({rules.min_tokens:,} tokens), so nothing was cached"
         )
+    if rules.max_breakpoints and not marked:
+        return "no cache breakpoint: the request marked nothing to cache (cache_control), so nothing was written"
     added = _blocks(prompt.messages) - _blocks(before.prompt.messages) if before.prompt else 0
     if rules.lookback_blocks and added >= LOOKBACK_BLOCKS:
         return f"lookback: {added} new blocks since the previous request; the cache looks back only {LOOKBACK_BLOCKS}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -383,7 +384,8 @@ class Context:
             raise
         seconds = time.monotonic() - started
         rules, ttl = rules_for(provider, str(getattr(provider, "cache_ttl", "5m")))
-        miss = diagnose(before, prompt, provider.model, response.usage, self.clock(), rules, ttl)
+        marked = provider.wire != "anthropic" or "cache_control" in json.dumps(body)
+        miss = diagnose(before, prompt, provider.model, response.usage, self.clock(), rules, ttl, marked)
         record = CallRecord(
             response.usage,
             provider.price(response.usage),
