@@ -184,6 +184,9 @@ class Agent:
         self.toolbox = toolbox
         self.config = config or AgentConfig()
         self.context = context or Context(self.config.system, toolbox.specs, config=context_config)
+        if context is not None and not context.system and not context.messages:
+            # A new session from the library: the agent's own system prompt, like a new context gets.
+            context.system = self.config.system
         for pin in pins:
             self.context.pin(pin)
         self.on_event = on_event
