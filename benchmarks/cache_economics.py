@@ -48,7 +48,7 @@ from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.compaction import SUMMARY_OPENING
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.providers.cache_sim import SimCall, Simulator, total
-from tiny_agent.providers.prefix import block_tokens
+from tiny_agent.providers.prefix import block_tokens, without_marks
 from tiny_agent.providers.pricing import context_window_of
 from tiny_agent.testing import ScriptedProvider
 from tiny_agent.types import Message, ModelResponse, Prompt, TextBlock, ToolUseBlock
@@ -171,15 +171,7 @@ class BenchProvider(ScriptedProvider):
 
     def render(self, prompt: Prompt) -> dict[str, Any]:
         body = super().render(prompt)
-        return body if self.cache_marks else _unmarked(body)
-
-
-def _unmarked(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {k: _unmarked(v) for k, v in data.items() if k != "cache_control"}
-    if isinstance(data, list):
-        return [_unmarked(v) for v in data]
-    return data
+        return body if self.cache_marks else without_marks(body)
 
 
 # -- policies -------------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,6 +16,7 @@ from tiny_agent.context.log import StoredLog
 from tiny_agent.context.policy import ANTHROPIC_RATIOS, compaction_pays
 from tiny_agent.context.session import Session
 from tiny_agent.errors import ConfigError
+from tiny_agent.providers.prefix import without_marks
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider, tool_call
 from tiny_agent.types import Message, ModelResponse, ToolResultBlock, ToolSpec, Usage
@@ -24,12 +24,7 @@ from tiny_agent.types import Message, ModelResponse, ToolResultBlock, ToolSpec, 
 READ = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 
 
-def unmarked(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {k: unmarked(v) for k, v in data.items() if k != "cache_control"}
-    if isinstance(data, list):
-        return [unmarked(v) for v in data]
-    return data
+unmarked = without_marks
 
 
 class Clock:

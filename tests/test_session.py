@@ -19,6 +19,7 @@ from tiny_agent.context.session import Session
 from tiny_agent.errors import CompactionError, IllegalRequestError, SessionConflict
 from tiny_agent.providers.anthropic import AnthropicProvider
 from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.providers.prefix import without_marks
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider, tool_call
 from tiny_agent.types import Message, ToolResultBlock, ToolSpec, ToolUseBlock
@@ -179,8 +180,7 @@ def test_resume_renders_the_prefix_the_last_request_sent(tmp_path: Path, rendere
         resumed = Session.resume(store, session.id, tools=[READ])
         resumed.context.add_user("and b?")
         first = provider.render(resumed.context.prompt())
-    strip = lambda body: json.loads(json.dumps(body).replace(', "cache_control": {"type": "ephemeral"}', ""))  # noqa: E731
-    last, first = strip(last), strip(first)
+    last, first = without_marks(last), without_marks(first)
     assert {k: v for k, v in first.items() if k != "messages"} == {k: v for k, v in last.items() if k != "messages"}
     assert first["messages"][: len(last["messages"])] == last["messages"]
 

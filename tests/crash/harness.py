@@ -48,6 +48,7 @@ from tiny_agent.context.legality import check_anthropic_body
 from tiny_agent.context.log import ENTRY_KINDS
 from tiny_agent.context.session import Session
 from tiny_agent.providers.anthropic import AnthropicProvider
+from tiny_agent.providers.prefix import without_marks
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.types import Entry
 
@@ -900,15 +901,7 @@ class CaseRunner:
 
 def _plain(body: dict[str, Any]) -> dict[str, Any]:
     """A body without its cache markers (they move to the newest message on every request)."""
-
-    def strip(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k != "cache_control"}
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        return value
-
-    return strip(body)  # type: ignore[no-any-return]
+    return without_marks(body)  # type: ignore[no-any-return]
 
 
 # -- many cases -----------------------------------------------------------------------------------

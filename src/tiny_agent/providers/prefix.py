@@ -33,9 +33,20 @@ __all__ = [
     "canonical",
     "prefix_blocks",
     "ttls_in_order",
+    "without_marks",
 ]
 
 CHARS_PER_TOKEN = 4
+
+
+def without_marks(data: Any) -> Any:
+    """A body (or any part of one) without its ``cache_control`` markers, which move to the newest
+    message on every request: what two requests must share for one to extend the other's prefix."""
+    if isinstance(data, Mapping):
+        return {k: without_marks(v) for k, v in data.items() if k != "cache_control"}
+    if isinstance(data, list):
+        return [without_marks(v) for v in data]
+    return data
 
 
 def canonical(block: Any) -> str:
