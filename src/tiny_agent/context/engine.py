@@ -16,21 +16,20 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-from tiny_agent.context import shrink
-from tiny_agent.context.cache import fingerprint, plan_cache
+from tiny_agent.context import calling, shrink
+from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.compaction import SUMMARY_INSTRUCTIONS, Compaction, Summarizer
-from tiny_agent.context.diagnosis import Before, diagnose, rules_for
+from tiny_agent.context.config import CONFIG_KEYS, DEFAULT_CONTEXT_WINDOW, EMPTY_REPLY, NOT_RUN, ContextConfig
+from tiny_agent.context.diagnosis import Before
 from tiny_agent.context.legality import check_anthropic_body, check_openai_body, drop_empty_text, repair
 from tiny_agent.context.log import Log, MemoryLog, new_entry
 from tiny_agent.context.state import State, render_prompt, spec_dict, spec_of, system_blocks, window
-from tiny_agent.context.tokens import CallRecord, TokenLedger, prompt_chars
+from tiny_agent.context.tokens import TokenLedger
 from tiny_agent.errors import CompactionError, ConfigError, IllegalRequestError
 from tiny_agent.providers.base import Provider
 from tiny_agent.store.base import NewEntry
@@ -50,61 +49,6 @@ from tiny_agent.types import (
 __all__ = ["DEFAULT_CONTEXT_WINDOW", "EMPTY_REPLY", "NOT_RUN", "Context", "ContextConfig"]
 
 log = logging.getLogger(__name__)
-
-DEFAULT_CONTEXT_WINDOW = 128_000
-EMPTY_REPLY = "(the model returned an empty reply)"
-NOT_RUN = (
-    "[interrupted: tiny-agent stopped before this call's result was recorded. It may not have run, or it may "
-    "have run without its result being kept; it was not run again. Check before repeating a call that changes files.]"
-)
-
-
-@dataclass(frozen=True)
-class ContextConfig:
-    """Thresholds of the engine. Every field has a default a user can override."""
-
-    compact_at: float = 0.8
-    """When to compact: a fraction of the context window (0 < x <= 1) or an absolute token count (> 1)."""
-    keep_turns: int = 4
-    """How many of the newest model turns (a response plus its tool results) stay verbatim."""
-    context_window: int | None = None
-    """Override of the model's window in tokens; by default the provider says, else 128,000."""
-    summary_max_tokens: int = 1024
-    """Output cap of the summary call."""
-    policy: Literal["cost", "fraction"] = "cost"
-    """When to compact: "fraction" only past ``compact_at``; "cost" also as soon as the provider's cache
-    prices say a compaction pays for itself over ``horizon_turns`` (see ``context.policy``)."""
-    summary: Literal["cached", "transcript"] = "cached"
-    """How the summary is asked for: "cached" at the end of the window itself, so the call reads the
-    cache; "transcript" from a flattened copy of what is replaced (the fallback either way)."""
-    clear_after: int | None = 8
-    """Tool output older than this many turns is replaced by a stub (when that pays); None never clears."""
-    clear_min_tokens: int = 2000
-    """Clear only in batches of at least this many tokens, so the cached prefix changes rarely."""
-    horizon_turns: int = 10
-    """How many more turns the cost policies assume the conversation runs."""
-
-    def __post_init__(self) -> None:
-        if not self.compact_at > 0 or self.compact_at == float("inf"):  # also refuses NaN
-            raise ConfigError(f"compact_at must be a fraction in (0, 1] or a token count > 1, not {self.compact_at}")
-        if self.keep_turns < 1:
-            raise ConfigError(f"keep_turns must be at least 1, not {self.keep_turns}")
-        if self.context_window is not None and self.context_window < 1:
-            raise ConfigError(f"context_window must be positive, not {self.context_window}")
-        if self.policy not in ("cost", "fraction"):
-            raise ConfigError(f"policy must be 'cost' or 'fraction', not {self.policy!r}")
-        if self.summary not in ("cached", "transcript"):
-            raise ConfigError(f"summary must be 'cached' or 'transcript', not {self.summary!r}")
-        if self.clear_after is not None and self.clear_after < 1:
-            raise ConfigError(f"clear_after must be at least 1 turn (or None), not {self.clear_after}")
-        if self.horizon_turns < 1 or self.summary_max_tokens < 1 or self.clear_min_tokens < 0:
-            raise ConfigError("horizon_turns and summary_max_tokens must be positive, clear_min_tokens not negative")
-
-    def settings(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-
-_CONFIG_KEYS = {f.name for f in fields(ContextConfig)}
 
 
 class Context:
@@ -132,7 +76,6 @@ class Context:
         self._state = State.of(self._log.entries)
         self._tools = tuple(spec_of(t) for t in self._state.settings.get("tools") or ())
         self._previous_prompt: Prompt | None = None
-        """The newest request's prompt, for the miss diagnosis's excerpts (the log has its fingerprint)."""
         self._failed_at: int | None = None
         """Context size when the last summary call failed; the next try waits for growth."""
         fresh = not self._state.settings
@@ -209,7 +152,7 @@ class Context:
 
     @property
     def config(self) -> ContextConfig:
-        return ContextConfig(**{k: v for k, v in self._state.settings.items() if k in _CONFIG_KEYS})
+        return ContextConfig(**{k: v for k, v in self._state.settings.items() if k in CONFIG_KEYS})
 
     def configure(self, **settings: Any) -> None:
         """Record settings that differ from the log's (one ``config`` entry); engine settings are checked."""
@@ -217,7 +160,7 @@ class Context:
         if not changed:
             return
         merged = {**self._state.settings, **changed}
-        ContextConfig(**{k: v for k, v in merged.items() if k in _CONFIG_KEYS})  # raises ConfigError
+        ContextConfig(**{k: v for k, v in merged.items() if k in CONFIG_KEYS})  # raises ConfigError
         self.append([new_entry("config", settings=changed)])
         if "tools" in changed:
             self._tools = tuple(spec_of(t) for t in merged["tools"])
@@ -363,74 +306,18 @@ class Context:
     ) -> ModelResponse:
         """One model call, on the record: a ``call`` entry is committed before the send, and the
         response (for a turn) with its ``call_done`` after it, or a ``call_failed``."""
-        last = self._state.last_done
-        if last is not None and last[1].response_id:
-            prompt = dataclasses.replace(prompt, previous_response_id=last[1].response_id)
-        prompt, body = self.legal(provider, prompt)
-        before = self.previous_request()
-        prints = fingerprint(prompt)
-        chars = prompt_chars(prompt)
-        (opened,) = self.append(
-            [new_entry("call", purpose=purpose, model=provider.model, chars=chars, fingerprint=prints)]
-        )
-        self._previous_prompt = prompt
-        started = time.monotonic()
-        try:
-            response = provider.stream(body, on_event=on_event) if stream else provider.send(body, on_event=on_event)
-        except BaseException as exc:
-            reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc) or type(exc).__name__
-            with contextlib.suppress(Exception):
-                self.append([new_entry("call_failed", call=opened.seq, error=reason)])
-            raise
-        seconds = time.monotonic() - started
-        rules, ttl = rules_for(provider, str(getattr(provider, "cache_ttl", "5m")))
-        marked = provider.wire != "anthropic" or "cache_control" in json.dumps(body)
-        miss = diagnose(before, prompt, provider.model, response.usage, self.clock(), rules, ttl, marked)
-        record = CallRecord(
-            response.usage,
-            provider.price(response.usage),
-            seconds,
-            response.model,
-            response.prefill_ms,
-            purpose,
-            response.stop_reason,
-            miss,
-            response_id=response.response_id,
-            provider_miss=response.provider_miss,
-        )
-        self._log_estimate_error(purpose, chars, response)
-        done = new_entry("call_done", call=opened.seq, **record.to_body())
-        if purpose == "turn":
-            message = drop_empty_text(response.message)
-            content = message.content or (TextBlock(EMPTY_REPLY),)
-            reply = new_entry("response", content=[b.to_dict() for b in content], call=opened.seq)
-            self.append([reply, done])
-        else:
-            self.append([done])
-        return response
+        return calling.call(self, provider, prompt, purpose, stream=stream, on_event=on_event)
 
     def previous_request(self) -> Before | None:
-        """The previous request, for the miss diagnosis: its fingerprint and size from the log, its
-        text from memory (or, after a resume, re-rendered from the log as it stood then)."""
-        done = self._state.last_done
-        if done is None:
-            return None
-        opened, record = done
-        prompt = self._previous_prompt
-        if prompt is None and opened.purpose == "turn":
-            prompt = render_prompt(State.of(e for e in self.entries if e.seq < opened.seq))
-        return Before(
-            opened.at, opened.model, opened.fingerprint, record.usage.input_tokens, prompt, self._state.changes
-        )
+        """The previous request, for the miss diagnosis (see ``calling.previous_request``)."""
+        return calling.previous_request(self)
 
-    def _log_estimate_error(self, purpose: str, chars: int, response: ModelResponse) -> None:
-        """After a compaction, how far the engine's estimate of the new window was from the truth."""
-        measured = response.usage.input_tokens
-        if purpose != "turn" or not measured or not self._state.compactions or "compaction" not in self._state.changes:
-            return
-        estimate = self._state.compactions[-1].tokens_after or 0
-        log.debug("size estimate after compaction: %s tokens, measured %s (%+.1f%%)", estimate, measured,
-                  100 * (estimate - measured) / measured)  # fmt: skip
+    def remember(self, prompt: Prompt) -> None:
+        """Keep the newest request's prompt: the miss diagnosis quotes it (the log has its fingerprint)."""
+        self._previous_prompt = prompt
+
+    def remembered(self) -> Prompt | None:
+        return self._previous_prompt
 
     # -- size and compaction ------------------------------------------------------------------
 

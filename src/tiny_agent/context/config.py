@@ -1,0 +1,65 @@
+"""The engine's settings and the words it writes into a conversation itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+from tiny_agent.errors import ConfigError
+
+__all__ = ["CONFIG_KEYS", "DEFAULT_CONTEXT_WINDOW", "EMPTY_REPLY", "NOT_RUN", "ContextConfig"]
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+EMPTY_REPLY = "(the model returned an empty reply)"
+NOT_RUN = (
+    "[interrupted: tiny-agent stopped before this call's result was recorded. It may not have run, or it may "
+    "have run without its result being kept; it was not run again. Check before repeating a call that changes files.]"
+)
+
+
+@dataclass(frozen=True)
+class ContextConfig:
+    """Thresholds of the engine. Every field has a default a user can override."""
+
+    compact_at: float = 0.8
+    """When to compact: a fraction of the context window (0 < x <= 1) or an absolute token count (> 1)."""
+    keep_turns: int = 4
+    """How many of the newest model turns (a response plus its tool results) stay verbatim."""
+    context_window: int | None = None
+    """Override of the model's window in tokens; by default the provider says, else 128,000."""
+    summary_max_tokens: int = 1024
+    """Output cap of the summary call."""
+    policy: Literal["cost", "fraction"] = "cost"
+    """When to compact: "fraction" only past ``compact_at``; "cost" also as soon as the provider's cache
+    prices say a compaction pays for itself over ``horizon_turns`` (see ``context.policy``)."""
+    summary: Literal["cached", "transcript"] = "cached"
+    """How the summary is asked for: "cached" at the end of the window itself, so the call reads the
+    cache; "transcript" from a flattened copy of what is replaced (the fallback either way)."""
+    clear_after: int | None = 8
+    """Tool output older than this many turns is replaced by a stub (when that pays); None never clears."""
+    clear_min_tokens: int = 2000
+    """Clear only in batches of at least this many tokens, so the cached prefix changes rarely."""
+    horizon_turns: int = 10
+    """How many more turns the cost policies assume the conversation runs."""
+
+    def __post_init__(self) -> None:
+        if not self.compact_at > 0 or self.compact_at == float("inf"):  # also refuses NaN
+            raise ConfigError(f"compact_at must be a fraction in (0, 1] or a token count > 1, not {self.compact_at}")
+        if self.keep_turns < 1:
+            raise ConfigError(f"keep_turns must be at least 1, not {self.keep_turns}")
+        if self.context_window is not None and self.context_window < 1:
+            raise ConfigError(f"context_window must be positive, not {self.context_window}")
+        if self.policy not in ("cost", "fraction"):
+            raise ConfigError(f"policy must be 'cost' or 'fraction', not {self.policy!r}")
+        if self.summary not in ("cached", "transcript"):
+            raise ConfigError(f"summary must be 'cached' or 'transcript', not {self.summary!r}")
+        if self.clear_after is not None and self.clear_after < 1:
+            raise ConfigError(f"clear_after must be at least 1 turn (or None), not {self.clear_after}")
+        if self.horizon_turns < 1 or self.summary_max_tokens < 1 or self.clear_min_tokens < 0:
+            raise ConfigError("horizon_turns and summary_max_tokens must be positive, clear_min_tokens not negative")
+
+    def settings(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+CONFIG_KEYS = frozenset(f.name for f in fields(ContextConfig))
