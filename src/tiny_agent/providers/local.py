@@ -1,4 +1,4 @@
-"""The embedded local model: a llama.cpp server behind one of the two adapters, no key, no network.
+"""The embedded local model: a llama.cpp server behind one of the two adapters, no network.
 
 A profile, not a third adapter: llama.cpp speaks OpenAI Chat Completions and Anthropic Messages,
 so the local provider is the OpenAI adapter (default) or the Anthropic adapter pointed at a server
@@ -6,6 +6,9 @@ it started (or a warm one). What the profile adds: the context window from ``/pr
 counts (``/apply-template`` + ``/tokenize``, or ``/v1/messages/count_tokens`` on the Anthropic
 wire), a price of zero, and grammar-constrained JSON tool
 calls for small models that cannot call tools by themselves.
+
+The servers it starts (or the warm one) take a random API key that only this process and the warm
+server's state file know; it goes with every request, the counting ones included.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from tiny_agent.providers.base import Provider, Wire
 from tiny_agent.providers.llama_server import (
     DEFAULT_CTX_SIZE,
     LlamaServer,
+    auth_headers,
     check_model,
     find_default_model,
     props,
@@ -37,8 +41,9 @@ class LocalProvider:
     """A Provider over a llama.cpp server. Use it as a context manager: the server it starts stops
     when the block ends, whatever way it ends.
 
-    ``base_url`` uses an existing server; otherwise a warm server (``tiny-agent local start``) is
-    used if one runs, else a server is started for the lifetime of this provider.
+    ``base_url`` uses an existing server (with ``api_key`` if it wants one); otherwise a warm server
+    (``tiny-agent local start``) is used if one runs, else a server is started for the lifetime of
+    this provider.
     """
 
     name = "local"
@@ -48,6 +53,7 @@ class LocalProvider:
         *,
         model_path: str | Path | None = None,
         base_url: str | None = None,
+        api_key: str | None = None,
         wire: Wire = "openai",
         tool_mode: str = "json_schema",
         ctx_size: int = DEFAULT_CTX_SIZE,
@@ -60,6 +66,8 @@ class LocalProvider:
         self._given_url = base_url.rstrip("/").removesuffix("/v1") if base_url else None
         """A server the caller runs; the adapters add /v1 themselves, so a URL ending in it is accepted."""
         self._base_url = self._given_url
+        self._given_key = api_key
+        self._api_key = api_key
         self._tool_mode = tool_mode
         self._ctx_size = ctx_size
         self._max_tokens = max_tokens
@@ -77,26 +85,27 @@ class LocalProvider:
             warm = read_warm_server() if self._use_warm else None
             if warm is not None and (self.model_path is None or Path(warm.model) == self.model_path):
                 log.info("using the warm llama-server on port %d", warm.port)
-                self._base_url = warm.base_url
+                self._base_url, self._api_key = warm.base_url, warm.api_key
             else:
                 model = self.model_path or find_default_model()
                 self._server = LlamaServer(model, ctx_size=self._ctx_size).start()
-                self._base_url = self._server.base_url
+                self._base_url, self._api_key = self._server.base_url, self._server.api_key
         self._inner = self._adapter(self._base_url)
         return self
 
     def _adapter(self, base_url: str) -> Provider:
+        key = self._api_key or "none"  # the SDKs insist on a key; a server without one ignores it
         if self.wire == "anthropic":
             from tiny_agent.providers.anthropic import AnthropicProvider  # each SDK is slow to import
 
             return AnthropicProvider(
-                model=self.model, api_key="local", base_url=base_url, name="local", max_tokens=self._max_tokens
+                model=self.model, api_key=key, base_url=base_url, name="local", max_tokens=self._max_tokens
             )
         from tiny_agent.providers.openai_compat import OpenAICompatProvider
 
         return OpenAICompatProvider(
             model=self.model,
-            api_key="local",
+            api_key=key,
             base_url=f"{base_url}/v1",
             name="local",
             max_tokens=self._max_tokens,
@@ -108,7 +117,7 @@ class LocalProvider:
             self._server.stop()
             self._server = None
         self._inner = None
-        self._base_url = self._given_url
+        self._base_url, self._api_key = self._given_url, self._given_key
 
     def __enter__(self) -> LocalProvider:
         return self.start()
@@ -144,7 +153,7 @@ class LocalProvider:
 
     def context_window(self) -> int | None:
         if self._window is None:
-            info = props(self.base_url)
+            info = props(self.base_url, self._api_key)
             settings = info.get("default_generation_settings") or {}
             n_ctx = settings.get("n_ctx") or info.get("n_ctx")
             self._window = int(n_ctx) if n_ctx else None
@@ -166,7 +175,8 @@ class LocalProvider:
 
     def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         try:
-            response = httpx2.post(f"{self.base_url}{path}", json=payload, timeout=30.0)
+            url = f"{self.base_url}{path}"
+            response = httpx2.post(url, json=payload, headers=auth_headers(self._api_key), timeout=30.0)
             response.raise_for_status()
             return dict(response.json())
         except httpx2.HTTPError as exc:
