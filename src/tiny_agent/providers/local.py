@@ -14,6 +14,7 @@ server's state file know; it goes with every request, the counting ones included
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,12 @@ from tiny_agent.types import ModelResponse, OnProviderEvent, Prompt, Usage
 __all__ = ["LocalProvider"]
 
 log = logging.getLogger(__name__)
+
+
+_SDK_FIELDS: dict[Wire, frozenset[str]] = {
+    "openai": frozenset({"temperature", "top_p", "seed", "frequency_penalty", "presence_penalty"}),
+    "anthropic": frozenset({"temperature", "top_p", "top_k"}),
+}
 
 
 class LocalProvider:
@@ -59,6 +66,7 @@ class LocalProvider:
         ctx_size: int = DEFAULT_CTX_SIZE,
         max_tokens: int = 512,
         use_warm: bool = True,
+        sampling: Mapping[str, Any] | None = None,
     ) -> None:
         self.wire: Wire = wire
         self.model_path = check_model(model_path) if model_path else None
@@ -72,6 +80,8 @@ class LocalProvider:
         self._ctx_size = ctx_size
         self._max_tokens = max_tokens
         self._use_warm = use_warm
+        self.sampling = dict(sampling or {})
+        """Merged into every request body: ``temperature``, ``top_k``, ``top_p``, ``seed``..."""
         self._server: LlamaServer | None = None
         self._inner: Provider | None = None
         self._window: int | None = None
@@ -140,7 +150,16 @@ class LocalProvider:
     # -- the Provider protocol ----------------------------------------------------------------
 
     def render(self, prompt: Prompt) -> dict[str, Any]:
-        return self.inner.render(prompt)
+        body = self.inner.render(prompt)
+        if self.sampling:
+            # The SDKs take only the fields of their own API as keywords; llama.cpp reads the rest
+            # (top_k, seed on /v1/messages...) from the JSON body, where extra_body puts them.
+            known = _SDK_FIELDS[self.wire]
+            body.update({k: v for k, v in self.sampling.items() if k in known})
+            extra = {k: v for k, v in self.sampling.items() if k not in known}
+            if extra:
+                body["extra_body"] = {**body.get("extra_body", {}), **extra}
+        return body
 
     wants_tool_grammar = True
     """The agent passes workspace-aware argument schemas (``Prompt.tool_grammar``) to this provider."""
