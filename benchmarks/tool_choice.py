@@ -32,6 +32,7 @@ from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, ToolEvent
 from tiny_agent.agent.tools import Toolbox
 from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.engine import Context
+from tiny_agent.errors import ProviderError
 from tiny_agent.providers.llama_server import LlamaServer, find_default_model
 from tiny_agent.providers.local import LocalProvider
 from tiny_agent.types import Message, ToolUseBlock
@@ -54,7 +55,8 @@ class Task:
     """What the answer (or, for a write, the written file) must contain, case-insensitively."""
     kind: str
     read_first: str | None = None
-    """A file read before the request (a scripted call and its real result): the question is about it."""
+    """A file read before the request (a scripted call and its real result): the question is about
+    it. The question joins the user turn that carries the result, as the engine does with new input."""
 
 
 TASKS = [
@@ -115,7 +117,6 @@ def prepare(task: Task, work: Path) -> tuple[Workspace, Toolbox, Context]:
         call = ToolUseBlock("call_read_first", "read_file", {"path": task.read_first})
         ctx.add_assistant(Message("assistant", (call,)))
         ctx.add_tool_results([toolbox.run(call)])
-        ctx.add_assistant(Message.assistant(f"I have read {task.read_first}."))
     return workspace, toolbox, ctx
 
 
@@ -123,7 +124,10 @@ def single_step(provider: LocalProvider, task: Task, work: Path) -> dict[str, An
     """One turn, rendered as the agent loop renders it."""
     _, toolbox, ctx = prepare(task, work)
     ctx.add_user(task.request)
-    response = ctx.complete(provider, tool_grammar=toolbox.grammar())
+    try:
+        response = ctx.complete(provider, tool_grammar=toolbox.grammar())
+    except ProviderError as exc:  # a timeout, say: a wrong reply, not the end of the benchmark
+        return {"got": {"error": str(exc)}, "right_tool": False, "right_tool_and_path": False}
     calls = response.message.tool_uses
     call = calls[0] if calls else None
     text = response.message.text

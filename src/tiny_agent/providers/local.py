@@ -22,8 +22,11 @@ import httpx2
 
 from tiny_agent.errors import LocalServerError
 from tiny_agent.providers.base import Provider, Wire
+from tiny_agent.providers.json_guide import guide
+from tiny_agent.providers.json_tools import SCHEMA_NAME, response_format
 from tiny_agent.providers.llama_server import (
     DEFAULT_CTX_SIZE,
+    EMBEDDED_MODEL_FILE,
     LlamaServer,
     auth_headers,
     check_model,
@@ -67,6 +70,7 @@ class LocalProvider:
         max_tokens: int = 512,
         use_warm: bool = True,
         sampling: Mapping[str, Any] | None = None,
+        guided: bool | None = None,
     ) -> None:
         self.wire: Wire = wire
         self.model_path = check_model(model_path) if model_path else None
@@ -80,6 +84,11 @@ class LocalProvider:
         self._ctx_size = ctx_size
         self._max_tokens = max_tokens
         self._use_warm = use_warm
+        self.guided = (
+            guided if guided is not None else (self.model_path is None or self.model_path.name == EMBEDDED_MODEL_FILE)
+        )
+        """Narrow each reply with ``json_guide`` (by default for the embedded 135M model only: it makes
+        answers quotes of tool results, which a bigger model does not need)."""
         self.sampling = dict(sampling or {})
         """Merged into every request body: ``temperature``, ``top_k``, ``top_p``, ``seed``..."""
         self._server: LlamaServer | None = None
@@ -151,6 +160,10 @@ class LocalProvider:
 
     def render(self, prompt: Prompt) -> dict[str, Any]:
         body = self.inner.render(prompt)
+        if self.guided and body.get("response_format", {}).get("json_schema", {}).get("name") == SCHEMA_NAME:
+            # Decoding only: the messages, and so the cached prefix, stay as the adapter rendered them.
+            allowed = guide(prompt)
+            body["response_format"] = response_format(allowed.tools, allowed.grammar, answer=allowed.answer)
         if self.sampling:
             # The SDKs take only the fields of their own API as keywords; llama.cpp reads the rest
             # (top_k, seed on /v1/messages...) from the JSON body, where extra_body puts them.
