@@ -90,7 +90,8 @@ def test_no_answer_before_the_first_look() -> None:
     first = guide(prompt(Message.user("How much is a croissant?")))
     assert first.answer is None
     assert not admits(first, {"answer": "30 grams"})
-    after = guide(prompt(Message.user("How much is a croissant? See menu.txt"), *read("menu.txt", "Croissant: 2 euros")))
+    request = Message.user("How much is a croissant? See menu.txt")
+    after = guide(prompt(request, *read("menu.txt", "Croissant: 2 euros")))
     assert after.answer is not None
     assert admits(after, {"answer": "Croissant: 2 euros"})
 
@@ -107,7 +108,8 @@ def test_a_read_that_succeeded_is_not_offered_again_so_the_model_answers() -> No
 
 
 def test_answers_quote_what_the_tools_returned() -> None:
-    allowed = guide(prompt(Message.user("Price of a croissant? See menu.txt"), *read("menu.txt", "Menu\nCroissant: 2 euros")))
+    request = Message.user("Price of a croissant? See menu.txt")
+    allowed = guide(prompt(request, *read("menu.txt", "Menu\nCroissant: 2 euros")))
     assert allowed.answer is not None
     assert allowed.answer["enum"] == ["Menu\nCroissant: 2 euros", "Menu", "Croissant: 2 euros"]
     assert admits(allowed, {"answer": "Croissant: 2 euros"})
