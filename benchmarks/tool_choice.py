@@ -1,10 +1,18 @@
-"""How often does the embedded model pick the right tool and path on the sample workspace?
+"""How well does the embedded model use the workspace tools? Real llama.cpp server, real model.
 
-Runs one model turn per sample task on the local provider (real llama.cpp server, real model) and
-checks the first reply: the expected tool with the expected path. Writes
-benchmarks/results/tool_choice.json.
+Two measures over the tasks below, on two sample workspaces (examples/workspace, examples/bakery),
+each task with several seeds:
 
-    .venv/bin/python benchmarks/tool_choice.py [--repeats 3] [--model PATH.gguf]
+- single step: one model turn, exactly as the agent loop renders it (tool grammar included); is the
+  first reply the expected tool, and the expected tool with the expected path? For a question about a
+  file already read, the expected reply is an answer (no call) that contains the fact.
+- end to end: the real agent loop (``Agent`` over ``Toolbox(Workspace(copy).tools())``) runs the
+  task on a fresh copy of the workspace. Completed: the run ended with an answer (``done``) and the
+  answer contains the fact asked for; for a write request, the written file contains it.
+
+Writes benchmarks/results/tool_choice.json (or ``--out``).
+
+    PYTHONPATH=src .venv/bin/python benchmarks/tool_choice.py [--seeds 3] [--model PATH.gguf]
 """
 
 from __future__ import annotations
@@ -12,83 +20,228 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shutil
+import sys
+import tempfile
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
-from tiny_agent.agent.loop import DEFAULT_SYSTEM
+from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, ToolEvent
 from tiny_agent.agent.tools import Toolbox
 from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.engine import Context
+from tiny_agent.errors import ProviderError
+from tiny_agent.providers.llama_server import LlamaServer, find_default_model
 from tiny_agent.providers.local import LocalProvider
+from tiny_agent.types import Message, ToolUseBlock
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKSPACE = ROOT / "examples" / "workspace"
 RESULTS = ROOT / "benchmarks" / "results" / "tool_choice.json"
+MAX_STEPS = 4
+"""Steps an end-to-end run may take: every task here needs one call and one answer (two steps)."""
+
+
+@dataclass(frozen=True)
+class Task:
+    workspace: str
+    """Folder under examples/."""
+    request: str
+    tool: str
+    """The expected first reply: a tool name, or "answer" for a reply without a call."""
+    path: str | None
+    fact: str
+    """What the answer (or, for a write, the written file) must contain, case-insensitively."""
+    kind: str
+    read_first: str | None = None
+    """A file read before the request (a scripted call and its real result): the question is about
+    it. The question joins the user turn that carries the result, as the engine does with new input."""
+
 
 TASKS = [
-    ("Read notes.txt and tell me what it says.", "read_file", "notes.txt"),
-    ("What is in config.json?", "read_file", "config.json"),
-    ("Show me the file README.md.", "read_file", "README.md"),
-    ("List the files in the docs folder.", "list_dir", "docs"),
-    ("Which files are in this workspace?", "list_dir", "."),
-    ("Open docs/architecture.md and summarise it.", "read_file", "docs/architecture.md"),
+    Task("workspace", "Read notes.txt and tell me what it says.", "read_file", "notes.txt", "checklist", "read"),
+    Task("workspace", "What port does config.json set?", "read_file", "config.json", "3000", "read"),
+    Task("workspace", "Which files are in this workspace?", "list_dir", ".", "notes.txt", "list"),
+    Task("workspace", "List the files in the docs folder.", "list_dir", "docs", "architecture.md", "list"),
+    Task(
+        "workspace",
+        "Open docs/architecture.md: what is the log?",
+        "read_file",
+        "docs/architecture.md",
+        "append-only",
+        "nested",
+    ),
+    Task("workspace", "Write a file todo.txt that says: buy milk", "write_file", "todo.txt", "buy milk", "write"),
+    Task(
+        "workspace",
+        "What is the first item on the checklist?",
+        "answer",
+        None,
+        "fresh clone",
+        "recall",
+        read_first="notes.txt",
+    ),
+    Task("bakery", "What time does the bakery open? See hours.md.", "read_file", "hours.md", "7am", "read"),
+    Task("bakery", "How much is a croissant? Prices are in menu.txt.", "read_file", "menu.txt", "2 euros", "read"),
+    Task("bakery", "Who works on Wednesday? Check staff/rota.txt.", "read_file", "staff/rota.txt", "Tom", "nested"),
+    Task("bakery", "What is in the recipes/bread folder?", "list_dir", "recipes/bread", "sourdough", "nested"),
+    Task(
+        "bakery",
+        "How hot is the oven for recipes/bread/sourdough.md?",
+        "read_file",
+        "recipes/bread/sourdough.md",
+        "240",
+        "nested",
+    ),
+    Task("bakery", "Write a file ideas.txt that says: try rye bread", "write_file", "ideas.txt", "rye", "write"),
+    Task("bakery", "How much is the sourdough loaf?", "answer", None, "6 euros", "recall", read_first="menu.txt"),
 ]
 
 
-def same_path(got: object, want: str) -> bool:
-    if not isinstance(got, str):
+def same_path(got: object, want: str | None) -> bool:
+    if not isinstance(got, str) or want is None:
         return False
     norm = got.strip().removeprefix("./").rstrip("/") or "."
     return norm == want
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--model", default=None)
-    args = parser.parse_args()
-    toolbox = Toolbox(Workspace(WORKSPACE).tools())
-    rows = []
+def prepare(task: Task, work: Path) -> tuple[Workspace, Toolbox, Context]:
+    """A fresh copy of the task's workspace, its tools, and a context holding what came before."""
+    shutil.copytree(ROOT / "examples" / task.workspace, work, dirs_exist_ok=True)
+    workspace = Workspace(work)
+    toolbox = Toolbox(workspace.tools())
+    ctx = Context(DEFAULT_SYSTEM, toolbox.specs)
+    if task.read_first:
+        ctx.add_user(f"Read {task.read_first}.")
+        call = ToolUseBlock("call_read_first", "read_file", {"path": task.read_first})
+        ctx.add_assistant(Message("assistant", (call,)))
+        ctx.add_tool_results([toolbox.run(call)])
+    return workspace, toolbox, ctx
+
+
+def single_step(provider: LocalProvider, task: Task, work: Path) -> dict[str, Any]:
+    """One turn, rendered as the agent loop renders it."""
+    _, toolbox, ctx = prepare(task, work)
+    ctx.add_user(task.request)
+    try:
+        response = ctx.complete(provider, tool_grammar=toolbox.grammar())
+    except ProviderError as exc:  # a timeout, say: a wrong reply, not the end of the benchmark
+        return {"got": {"error": str(exc)}, "right_tool": False, "right_tool_and_path": False}
+    calls = response.message.tool_uses
+    call = calls[0] if calls else None
+    text = response.message.text
+    if task.tool == "answer":
+        right_tool = call is None
+        right_path = right_tool and task.fact.lower() in text.lower()
+    else:
+        right_tool = call is not None and call.name == task.tool
+        right_path = right_tool and call is not None and same_path(call.input.get("path"), task.path)
+    got = {"tool": call.name, "input": dict(call.input)} if call else {"answer": text[:300]}
+    return {"got": got, "right_tool": right_tool, "right_tool_and_path": right_path}
+
+
+def end_to_end(provider: LocalProvider, task: Task, work: Path) -> dict[str, Any]:
+    workspace, toolbox, ctx = prepare(task, work)
+    agent = Agent(provider, toolbox, config=AgentConfig(max_steps=MAX_STEPS), context=ctx)
+    result = agent.run(task.request)
+    calls = [_call(e) for e in result.events if isinstance(e, ToolEvent)]
+    if task.tool == "write_file":
+        target = workspace.root / (task.path or "")
+        written = target.read_text(errors="replace") if target.is_file() else ""
+        found = task.fact.lower() in written.lower()
+    else:
+        found = task.fact.lower() in result.answer.lower()
+    return {
+        "stop": result.stop,
+        "steps": result.steps,
+        "calls": calls,
+        "answer": result.answer[:300],
+        "fact_found": found,
+        "completed": found and result.stop == "done",
+        "tokens_in": agent.context.ledger.total.input_tokens,
+    }
+
+
+def _call(event: ToolEvent) -> str:
+    args = ", ".join(f"{k}={json.dumps(v)[:60]}" for k, v in event.call.input.items())
+    return f"{'x' if event.result.is_error else 'ok'} {event.call.name}({args})"
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    model = Path(args.model) if args.model else find_default_model()
+    sampling: dict[str, Any] = json.loads(args.sampling) if args.sampling else {}
+    rows: list[dict[str, Any]] = []
     started = time.monotonic()
-    with LocalProvider(model_path=args.model, max_tokens=64, use_warm=False) as provider:
-        for task, tool, path in TASKS:
-            for attempt in range(args.repeats):
-                ctx = Context(DEFAULT_SYSTEM, toolbox.specs)
-                ctx.add_user(task)
-                # A different seed per attempt: the same prompt would otherwise give the same reply.
-                body = provider.render(ctx.prompt())
-                body["seed"] = attempt
-                reply = provider.send(body).message
-                calls = reply.tool_uses
-                call = calls[0] if calls else None
-                rows.append(
-                    {
-                        "task": task,
-                        "attempt": attempt,
-                        "expected": {"tool": tool, "path": path},
-                        "got": {"tool": call.name, "input": dict(call.input)} if call else {"text": reply.text[:200]},
-                        "right_tool": bool(call and call.name == tool),
-                        "right_tool_and_path": bool(
-                            call and call.name == tool and same_path(call.input.get("path"), path)
-                        ),
-                    }
+    with LlamaServer(model) as server, tempfile.TemporaryDirectory() as tmp:
+        for index, task in enumerate(TASKS):
+            for seed in range(args.seeds):
+                provider = LocalProvider(
+                    base_url=server.base_url,
+                    api_key=server.api_key,
+                    sampling={**sampling, "seed": seed},
+                    **({"max_tokens": args.max_tokens} if args.max_tokens else {}),
                 )
-        model = provider.model
-    n = len(rows)
-    summary = {
-        "model": model,
+                row: dict[str, Any] = {"task": asdict(task), "seed": seed}
+                row["single"] = single_step(provider, task, Path(tmp) / f"s{index}-{seed}")
+                if not args.single_only:
+                    row["end_to_end"] = end_to_end(provider, task, Path(tmp) / f"e{index}-{seed}")
+                rows.append(row)
+                print(_progress(row), file=sys.stderr, flush=True)
+    return {"summary": summarise(rows, args, model, time.monotonic() - started), "rows": rows}
+
+
+def _progress(row: dict[str, Any]) -> str:
+    single, e2e = row["single"], row.get("end_to_end")
+    mark = "path" if single["right_tool_and_path"] else "tool" if single["right_tool"] else "-"
+    done = "" if e2e is None else f" · e2e {'done' if e2e['completed'] else e2e['stop']}: {e2e['calls']}"
+    return f"{row['task']['request'][:50]:50} seed {row['seed']} · {mark:4} {single['got']}{done}"
+
+
+def summarise(rows: list[dict[str, Any]], args: argparse.Namespace, model: Path, seconds: float) -> dict[str, Any]:
+    e2e = [r["end_to_end"] for r in rows if "end_to_end" in r]
+    by_kind: dict[str, list[int]] = {}
+    for r in rows:
+        counts = by_kind.setdefault(r["task"]["kind"], [0, 0, 0])
+        counts[0] += r["single"]["right_tool_and_path"]
+        counts[1] += bool(r.get("end_to_end", {}).get("completed"))
+        counts[2] += 1
+    command = f"PYTHONPATH=src .venv/bin/python benchmarks/tool_choice.py --seeds {args.seeds}"
+    if args.sampling:
+        command += f" --sampling '{args.sampling}'"
+    if args.max_tokens:
+        command += f" --max-tokens {args.max_tokens}"
+    return {
+        "model": model.stem,
         "tasks": len(TASKS),
-        "repeats": args.repeats,
-        "calls": n,
-        "right_tool": sum(r["right_tool"] for r in rows),
-        "right_tool_and_path": sum(r["right_tool_and_path"] for r in rows),
-        "seconds": round(time.monotonic() - started, 1),
+        "seeds": args.seeds,
+        "single_step_calls": len(rows),
+        "right_tool": sum(r["single"]["right_tool"] for r in rows),
+        "right_tool_and_path": sum(r["single"]["right_tool_and_path"] for r in rows),
+        "end_to_end_runs": len(e2e),
+        "end_to_end_completed": sum(r["completed"] for r in e2e),
+        "by_kind": {k: {"right_tool_and_path": v[0], "completed": v[1], "of": v[2]} for k, v in by_kind.items()},
+        "sampling": json.loads(args.sampling) if args.sampling else "server defaults, seed = 0..seeds-1",
+        "seconds": round(seconds, 1),
         "machine": f"{platform.machine()}, {platform.system()}, python {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
-        "command": f"python benchmarks/tool_choice.py --repeats {args.repeats}",
+        "command": command,
     }
-    RESULTS.write_text(json.dumps({"summary": summary, "rows": rows}, indent=2) + "\n")
-    print(json.dumps(summary, indent=2))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=3, help="runs per task, seeds 0..N-1")
+    parser.add_argument("--model", default=None, help="a .gguf file (default: the embedded SmolLM2-135M)")
+    parser.add_argument("--sampling", default=None, help="JSON merged into each request, e.g. '{\"temperature\": 0}'")
+    parser.add_argument("--max-tokens", type=int, default=None, help="output cap per call (default: the provider's)")
+    parser.add_argument("--single-only", action="store_true", help="skip the end-to-end runs")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    results = run(args)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results["summary"], indent=2))
 
 
 if __name__ == "__main__":

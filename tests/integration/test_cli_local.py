@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from .conftest import pid_gone, require_local_model
@@ -54,6 +57,18 @@ def run(env: dict[str, str], workspace: Path, *extra: str) -> subprocess.Complet
     )
 
 
+def assert_only_the_owner_has_the_key(env: dict[str, str], pid: int) -> None:
+    state = Path(env["XDG_STATE_HOME"]) / "tiny-agent" / "llama-server.json"
+    assert stat.S_IMODE(state.stat().st_mode) == 0o600
+    assert stat.S_IMODE(state.parent.stat().st_mode) == 0o700
+    recorded = json.loads(state.read_text())
+    key, url = recorded["api_key"], f"http://127.0.0.1:{recorded['port']}"
+    assert recorded["pid"] == pid and len(key) >= 40
+    assert key.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    assert httpx2.get(f"{url}/props", timeout=10).status_code == 401
+    assert httpx2.get(f"{url}/props", headers={"Authorization": f"Bearer {key}"}, timeout=10).status_code == 200
+
+
 def turns(stderr: str) -> list[tuple[int, int, int]]:
     """(turn, input tokens, cache read tokens) of each per-turn line."""
     rows = []
@@ -82,6 +97,7 @@ def test_a_warm_server_serves_the_next_run_from_its_cache(env: dict[str, str], w
     assert started.returncode == 0, started.stderr
     pid = int(re.search(r"pid (\d+)", started.stdout)[1])  # type: ignore[index]
     try:
+        assert_only_the_owner_has_the_key(env, pid)
         status = subprocess.run([*CLI, "local", "status"], env=env, capture_output=True, text=True, timeout=30)
         assert (status.returncode, f"pid {pid}" in status.stdout) == (0, True)
         first = run(env, workspace)

@@ -29,7 +29,7 @@ from tiny_agent.context.compaction import SUMMARY_HEADER, Compaction
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.errors import CompactionError
 from tiny_agent.providers.base import Wire
-from tiny_agent.providers.llama_server import LlamaServer
+from tiny_agent.providers.llama_server import LlamaServer, auth_headers
 from tiny_agent.providers.local import LocalProvider
 from tiny_agent.types import Message, ModelResponse, TextBlock, ToolUseBlock
 
@@ -128,7 +128,13 @@ def play(server: LlamaServer, case: Case, root: Path) -> Run:
     (root / "notes.txt").write_text(NOTES)
     (root / "todo.txt").write_text("- check the build logs\n")
     toolbox = Toolbox(Workspace(root).tools())
-    provider = LocalProvider(base_url=server.base_url, wire=case.wire, tool_mode=case.tool_mode, max_tokens=MAX_TOKENS)
+    provider = LocalProvider(
+        base_url=server.base_url,
+        api_key=server.api_key,
+        wire=case.wire,
+        tool_mode=case.tool_mode,
+        max_tokens=MAX_TOKENS,
+    )
     config = ContextConfig(keep_turns=1, summary_max_tokens=SUMMARY_MAX_TOKENS)
     ctx = Context(DEFAULT_SYSTEM, toolbox.specs, config=config)
     run = Run(case, provider, ctx)
@@ -311,16 +317,16 @@ def test_count_tokens_equals_server_prompt_tokens(run: Run) -> None:
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 def test_context_window_is_server_n_ctx(llama_server: LlamaServer, wire: Wire) -> None:
-    props = httpx2.get(f"{llama_server.base_url}/props", timeout=5.0).json()
+    props = httpx2.get(f"{llama_server.base_url}/props", headers=auth_headers(llama_server.api_key), timeout=5.0).json()
     n_ctx = props["default_generation_settings"]["n_ctx"]
-    provider = LocalProvider(base_url=llama_server.base_url, wire=wire)
+    provider = LocalProvider(base_url=llama_server.base_url, api_key=llama_server.api_key, wire=wire)
     assert provider.context_window() == n_ctx == CTX_SIZE
     assert Context().context_window(provider) == CTX_SIZE
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 def test_exact_count_of_a_prompt_that_needs_repair(llama_server: LlamaServer, wire: Wire) -> None:
-    provider = LocalProvider(base_url=llama_server.base_url, wire=wire, max_tokens=4)
+    provider = LocalProvider(base_url=llama_server.base_url, api_key=llama_server.api_key, wire=wire, max_tokens=4)
     ctx = Context("Be brief.")
     ctx.add_user("Say one word.")
     ctx.add_assistant(Message.assistant("One."))

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
+from tiny_agent.agent.tools import Toolbox
+from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.legality import check_openai_body
 from tiny_agent.providers.json_tools import SCHEMA_NAME, parse_reply, response_format
 from tiny_agent.types import Message, Prompt, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
@@ -82,3 +86,26 @@ def test_unexpected_replies_are_kept_as_text() -> None:
     assert isinstance(call, ToolUseBlock) and "__invalid_json__" in call.input
     a, b = parse_reply('{"tool": "x", "arguments": {}}'), parse_reply('{"tool": "x", "arguments": {}}')
     assert isinstance(a[0], ToolUseBlock) and isinstance(b[0], ToolUseBlock) and a[0].id != b[0].id
+
+
+def _without_grammar(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k != "response_format"}
+
+
+def test_the_tool_grammar_changes_only_the_decoding_not_the_prompt() -> None:
+    """The prompt text (and so the server's cached prefix) is byte-identical with and without the
+    narrowed schemas; only ``response_format`` differs."""
+    root = Path(__file__).resolve().parents[2] / "examples" / "workspace"
+    toolbox = Toolbox(Workspace(root).tools())
+    grammar = toolbox.grammar()
+    assert grammar, "the sample workspace offers a grammar"
+    p = provider(Server(), tool_mode="json_schema")
+    prompt = Prompt(("You are terse.",), toolbox.specs, history())
+    plain = p.render(prompt)
+    narrowed = p.render(replace(prompt, tool_grammar=grammar))
+    assert json.dumps(_without_grammar(narrowed)) == json.dumps(_without_grammar(plain))
+    assert narrowed["response_format"] != plain["response_format"]
+    schema = narrowed["response_format"]["json_schema"]["schema"]
+    jsonschema.validate({"tool": "read_file", "arguments": {"path": "docs/architecture.md"}}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"tool": "read_file", "arguments": {"path": "nowhere.txt"}}, schema)

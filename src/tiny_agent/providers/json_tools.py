@@ -16,16 +16,21 @@ from typing import Any
 
 from tiny_agent.types import INVALID_JSON_KEY, Block, Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
-__all__ = ["SCHEMA_NAME", "parse_reply", "render_messages", "response_format", "tool_instructions"]
+__all__ = ["ANY_ANSWER", "SCHEMA_NAME", "parse_reply", "render_messages", "response_format", "tool_instructions"]
 
 SCHEMA_NAME = "tool_or_answer"
+ANY_ANSWER: Mapping[str, Any] = {"type": "string"}
 
 
 def response_format(
-    tools: Sequence[ToolSpec], grammar: Mapping[str, Mapping[str, Any]] | None = None
+    tools: Sequence[ToolSpec],
+    grammar: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    answer: Mapping[str, Any] | None = ANY_ANSWER,
 ) -> dict[str, Any]:
     """One object per tool, plus the final answer: the grammar admits nothing else. ``grammar``
-    narrows a tool's arguments for this turn (``Prompt.tool_grammar``)."""
+    narrows a tool's arguments for this turn (``Prompt.tool_grammar``); ``answer`` is the schema of
+    the answer's text, None to leave the answer out (the reply must then be a tool call)."""
     grammar = grammar or {}
     options: list[dict[str, Any]] = [
         {
@@ -36,14 +41,15 @@ def response_format(
         }
         for t in tools
     ]
-    options.append(
-        {
-            "type": "object",
-            "properties": {"answer": {"type": "string"}},
-            "required": ["answer"],
-            "additionalProperties": False,
-        }
-    )
+    if answer is not None or not options:
+        options.append(
+            {
+                "type": "object",
+                "properties": {"answer": dict(answer or ANY_ANSWER)},
+                "required": ["answer"],
+                "additionalProperties": False,
+            }
+        )
     schema = {"oneOf": options}
     return {"type": "json_schema", "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": schema}}
 

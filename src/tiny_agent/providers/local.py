@@ -1,4 +1,4 @@
-"""The embedded local model: a llama.cpp server behind one of the two adapters, no key, no network.
+"""The embedded local model: a llama.cpp server behind one of the two adapters, no network.
 
 A profile, not a third adapter: llama.cpp speaks OpenAI Chat Completions and Anthropic Messages,
 so the local provider is the OpenAI adapter (default) or the Anthropic adapter pointed at a server
@@ -6,11 +6,15 @@ it started (or a warm one). What the profile adds: the context window from ``/pr
 counts (``/apply-template`` + ``/tokenize``, or ``/v1/messages/count_tokens`` on the Anthropic
 wire), a price of zero, and grammar-constrained JSON tool
 calls for small models that cannot call tools by themselves.
+
+The servers it starts (or the warm one) take a random API key that only this process and the warm
+server's state file know; it goes with every request, the counting ones included.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +22,13 @@ import httpx2
 
 from tiny_agent.errors import LocalServerError
 from tiny_agent.providers.base import Provider, Wire
+from tiny_agent.providers.json_guide import guide
+from tiny_agent.providers.json_tools import SCHEMA_NAME, response_format
 from tiny_agent.providers.llama_server import (
     DEFAULT_CTX_SIZE,
+    EMBEDDED_MODEL_FILE,
     LlamaServer,
+    auth_headers,
     check_model,
     find_default_model,
     props,
@@ -33,12 +41,19 @@ __all__ = ["LocalProvider"]
 log = logging.getLogger(__name__)
 
 
+_SDK_FIELDS: dict[Wire, frozenset[str]] = {
+    "openai": frozenset({"temperature", "top_p", "seed", "frequency_penalty", "presence_penalty"}),
+    "anthropic": frozenset({"temperature", "top_p", "top_k"}),
+}
+
+
 class LocalProvider:
     """A Provider over a llama.cpp server. Use it as a context manager: the server it starts stops
     when the block ends, whatever way it ends.
 
-    ``base_url`` uses an existing server; otherwise a warm server (``tiny-agent local start``) is
-    used if one runs, else a server is started for the lifetime of this provider.
+    ``base_url`` uses an existing server (with ``api_key`` if it wants one); otherwise a warm server
+    (``tiny-agent local start``) is used if one runs, else a server is started for the lifetime of
+    this provider.
     """
 
     name = "local"
@@ -48,11 +63,14 @@ class LocalProvider:
         *,
         model_path: str | Path | None = None,
         base_url: str | None = None,
+        api_key: str | None = None,
         wire: Wire = "openai",
         tool_mode: str = "json_schema",
         ctx_size: int = DEFAULT_CTX_SIZE,
         max_tokens: int = 512,
         use_warm: bool = True,
+        sampling: Mapping[str, Any] | None = None,
+        guided: bool | None = None,
     ) -> None:
         self.wire: Wire = wire
         self.model_path = check_model(model_path) if model_path else None
@@ -60,10 +78,19 @@ class LocalProvider:
         self._given_url = base_url.rstrip("/").removesuffix("/v1") if base_url else None
         """A server the caller runs; the adapters add /v1 themselves, so a URL ending in it is accepted."""
         self._base_url = self._given_url
+        self._given_key = api_key
+        self._api_key = api_key
         self._tool_mode = tool_mode
         self._ctx_size = ctx_size
         self._max_tokens = max_tokens
         self._use_warm = use_warm
+        self.guided = (
+            guided if guided is not None else (self.model_path is None or self.model_path.name == EMBEDDED_MODEL_FILE)
+        )
+        """Narrow each reply with ``json_guide`` (by default for the embedded 135M model only: it makes
+        answers quotes of tool results, which a bigger model does not need)."""
+        self.sampling = dict(sampling or {})
+        """Merged into every request body: ``temperature``, ``top_k``, ``top_p``, ``seed``..."""
         self._server: LlamaServer | None = None
         self._inner: Provider | None = None
         self._window: int | None = None
@@ -77,26 +104,27 @@ class LocalProvider:
             warm = read_warm_server() if self._use_warm else None
             if warm is not None and (self.model_path is None or Path(warm.model) == self.model_path):
                 log.info("using the warm llama-server on port %d", warm.port)
-                self._base_url = warm.base_url
+                self._base_url, self._api_key = warm.base_url, warm.api_key
             else:
                 model = self.model_path or find_default_model()
                 self._server = LlamaServer(model, ctx_size=self._ctx_size).start()
-                self._base_url = self._server.base_url
+                self._base_url, self._api_key = self._server.base_url, self._server.api_key
         self._inner = self._adapter(self._base_url)
         return self
 
     def _adapter(self, base_url: str) -> Provider:
+        key = self._api_key or "none"  # the SDKs insist on a key; a server without one ignores it
         if self.wire == "anthropic":
             from tiny_agent.providers.anthropic import AnthropicProvider  # each SDK is slow to import
 
             return AnthropicProvider(
-                model=self.model, api_key="local", base_url=base_url, name="local", max_tokens=self._max_tokens
+                model=self.model, api_key=key, base_url=base_url, name="local", max_tokens=self._max_tokens
             )
         from tiny_agent.providers.openai_compat import OpenAICompatProvider
 
         return OpenAICompatProvider(
             model=self.model,
-            api_key="local",
+            api_key=key,
             base_url=f"{base_url}/v1",
             name="local",
             max_tokens=self._max_tokens,
@@ -108,7 +136,7 @@ class LocalProvider:
             self._server.stop()
             self._server = None
         self._inner = None
-        self._base_url = self._given_url
+        self._base_url, self._api_key = self._given_url, self._given_key
 
     def __enter__(self) -> LocalProvider:
         return self.start()
@@ -131,7 +159,20 @@ class LocalProvider:
     # -- the Provider protocol ----------------------------------------------------------------
 
     def render(self, prompt: Prompt) -> dict[str, Any]:
-        return self.inner.render(prompt)
+        body = self.inner.render(prompt)
+        if self.guided and body.get("response_format", {}).get("json_schema", {}).get("name") == SCHEMA_NAME:
+            # Decoding only: the messages, and so the cached prefix, stay as the adapter rendered them.
+            allowed = guide(prompt)
+            body["response_format"] = response_format(allowed.tools, allowed.grammar, answer=allowed.answer)
+        if self.sampling:
+            # The SDKs take only the fields of their own API as keywords; llama.cpp reads the rest
+            # (top_k, seed on /v1/messages...) from the JSON body, where extra_body puts them.
+            known = _SDK_FIELDS[self.wire]
+            body.update({k: v for k, v in self.sampling.items() if k in known})
+            extra = {k: v for k, v in self.sampling.items() if k not in known}
+            if extra:
+                body["extra_body"] = {**body.get("extra_body", {}), **extra}
+        return body
 
     wants_tool_grammar = True
     """The agent passes workspace-aware argument schemas (``Prompt.tool_grammar``) to this provider."""
@@ -144,7 +185,7 @@ class LocalProvider:
 
     def context_window(self) -> int | None:
         if self._window is None:
-            info = props(self.base_url)
+            info = props(self.base_url, self._api_key)
             settings = info.get("default_generation_settings") or {}
             n_ctx = settings.get("n_ctx") or info.get("n_ctx")
             self._window = int(n_ctx) if n_ctx else None
@@ -166,7 +207,8 @@ class LocalProvider:
 
     def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         try:
-            response = httpx2.post(f"{self.base_url}{path}", json=payload, timeout=30.0)
+            url = f"{self.base_url}{path}"
+            response = httpx2.post(url, json=payload, headers=auth_headers(self._api_key), timeout=30.0)
             response.raise_for_status()
             return dict(response.json())
         except httpx2.HTTPError as exc:

@@ -1,0 +1,141 @@
+"""The guide: which replies the embedded model may give this turn, from the request and the log."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from tiny_agent.agent.tools import Toolbox
+from tiny_agent.agent.workspace import Workspace
+from tiny_agent.providers.json_guide import Guide, guide, named_paths
+from tiny_agent.providers.json_tools import response_format
+from tiny_agent.providers.local import LocalProvider
+from tiny_agent.types import Message, Prompt, ToolResultBlock, ToolUseBlock
+
+ROOT = Path(__file__).resolve().parents[2] / "examples" / "bakery"
+TOOLBOX = Toolbox(Workspace(ROOT).tools())
+FILES = ["README.md", "hours.md", "menu.txt", "recipes/bread/rye.md", "recipes/bread/sourdough.md"]
+
+
+def prompt(*messages: Message) -> Prompt:
+    return Prompt(("s",), TOOLBOX.specs, messages, tool_grammar=TOOLBOX.grammar())
+
+
+def offered(allowed: Guide) -> dict[str, Any]:
+    """Tool name -> the paths on offer (None: any path)."""
+    return {name: schema["properties"].get("path", {}).get("enum") for name, schema in allowed.grammar.items()}
+
+
+def admits(allowed: Guide, reply: dict[str, Any]) -> bool:
+    schema = response_format(allowed.tools, allowed.grammar, answer=allowed.answer)["json_schema"]["schema"]
+    try:
+        jsonschema.validate(reply, schema)
+    except jsonschema.ValidationError:
+        return False
+    return True
+
+
+def read(path: str, result: str, *, call_id: str = "c1", error: bool = False) -> Sequence[Message]:
+    return (
+        Message("assistant", (ToolUseBlock(call_id, "read_file", {"path": path}),)),
+        Message("user", (ToolResultBlock(call_id, result, is_error=error),)),
+    )
+
+
+def test_the_paths_a_request_names_are_the_paths_on_offer() -> None:
+    allowed = guide(prompt(Message.user("How much is a croissant? Prices are in menu.txt.")))
+    assert offered(allowed) == {"read_file": ["menu.txt"]}  # no list_dir (no folder named), no write_file
+    assert admits(allowed, {"tool": "read_file", "arguments": {"path": "menu.txt"}})
+    assert not admits(allowed, {"tool": "read_file", "arguments": {"path": "hours.md"}})
+
+    allowed = guide(prompt(Message.user("What is in the recipes/bread folder?")))
+    assert offered(allowed) == {"list_dir": ["recipes/bread"]}
+
+
+def test_a_named_new_file_may_be_created_but_a_named_existing_one_is_not_overwritten() -> None:
+    allowed = guide(prompt(Message.user("Write a file ideas.txt that says: try rye bread")))
+    assert offered(allowed)["write_file"] == ["ideas.txt"]
+    assert admits(allowed, {"tool": "write_file", "arguments": {"path": "ideas.txt", "content": "try rye bread"}})
+    assert not admits(allowed, {"tool": "write_file", "arguments": {"path": "menu.txt", "content": "x"}})
+    # A new name alone does not stop the model looking: "Node.js" may be no file at all.
+    assert offered(allowed)["read_file"] == TOOLBOX.grammar()["read_file"]["properties"]["path"]["enum"]
+
+    allowed = guide(prompt(Message.user("Check staff/rota.txt.")))
+    assert offered(allowed) == {"read_file": ["staff/rota.txt"]}
+
+
+def test_the_workspace_is_the_root_folder() -> None:
+    assert offered(guide(prompt(Message.user("Which files are in this workspace?")))) == {"list_dir": ["."]}
+
+
+def test_a_request_that_names_no_path_leaves_every_path_on_offer() -> None:
+    allowed = guide(prompt(Message.user("Which files are here?")))
+    assert offered(allowed)["read_file"] == TOOLBOX.grammar()["read_file"]["properties"]["path"]["enum"]
+    assert offered(allowed)["write_file"] is None  # any path: the workspace checks it when the tool runs
+    assert {t.name for t in allowed.tools} == {"read_file", "write_file", "list_dir"}
+
+
+def test_only_required_arguments_are_offered() -> None:
+    allowed = guide(prompt(Message.user("Read menu.txt")))
+    assert allowed.grammar["read_file"]["properties"].keys() == {"path"}
+    assert not admits(allowed, {"tool": "read_file", "arguments": {"path": "menu.txt", "start_line": 9}})
+    assert "start_line" in TOOLBOX.grammar()["read_file"]["properties"]  # the tool itself still takes it
+
+
+def test_no_answer_before_the_first_look() -> None:
+    first = guide(prompt(Message.user("How much is a croissant?")))
+    assert first.answer is None
+    assert not admits(first, {"answer": "30 grams"})
+    request = Message.user("How much is a croissant? See menu.txt")
+    after = guide(prompt(request, *read("menu.txt", "Croissant: 2 euros")))
+    assert after.answer is not None
+    assert admits(after, {"answer": "Croissant: 2 euros"})
+
+
+def test_a_failed_look_does_not_count() -> None:
+    allowed = guide(prompt(Message.user("What is in it?"), *read("menu.txt", "no such file", error=True)))
+    assert allowed.answer is None
+
+
+def test_a_read_that_succeeded_is_not_offered_again_so_the_model_answers() -> None:
+    allowed = guide(prompt(Message.user("Read menu.txt"), *read("menu.txt", "Croissant: 2 euros")))
+    assert allowed.tools == () and allowed.answer is not None
+    assert not admits(allowed, {"tool": "read_file", "arguments": {"path": "menu.txt"}})
+
+
+def test_answers_quote_what_the_tools_returned() -> None:
+    request = Message.user("Price of a croissant? See menu.txt")
+    allowed = guide(prompt(request, *read("menu.txt", "Menu\nCroissant: 2 euros")))
+    assert allowed.answer is not None
+    assert allowed.answer["enum"] == ["Menu\nCroissant: 2 euros", "Menu", "Croissant: 2 euros"]
+    assert admits(allowed, {"answer": "Croissant: 2 euros"})
+    assert not admits(allowed, {"answer": "A croissant is 30 grams"})
+
+
+def test_after_two_looks_the_model_answers() -> None:
+    looks = [*read("menu.txt", "Menu", call_id="c1"), *read("hours.md", "7am", call_id="c2")]
+    allowed = guide(prompt(Message.user("What is there?"), *looks[:2]))
+    assert allowed.tools, "one look: more may follow"
+    allowed = guide(prompt(Message.user("What is there?"), *looks))
+    assert allowed.tools == () and allowed.answer is not None
+
+
+def test_the_guide_changes_the_decoding_only() -> None:
+    local = LocalProvider(base_url="http://127.0.0.1:9", api_key="k")
+    p = prompt(Message.user("Read menu.txt"), *read("menu.txt", "Croissant: 2 euros"))
+    bare = Prompt(p.system, p.tools, p.messages)
+    with_grammar, without = local.render(p), local.render(bare)
+    assert with_grammar["response_format"] != without["response_format"]
+    strip = ("response_format",)
+    assert json.dumps({k: v for k, v in with_grammar.items() if k not in strip}) == json.dumps(
+        {k: v for k, v in without.items() if k not in strip}
+    )
+
+
+def test_named_paths() -> None:
+    assert named_paths("See recipes/bread/rye.md, then notes.txt.") >= {"recipes/bread/rye.md", "notes.txt"}
+    assert "/etc/passwd" not in named_paths("read /etc/passwd")

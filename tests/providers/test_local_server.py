@@ -1,0 +1,102 @@
+"""The local server's locks and the local provider's request options, without starting a server.
+
+The same locks are tested against the real llama.cpp server in tests/integration/test_local_security.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tiny_agent.providers.llama_server import LlamaServer, WarmServer, write_private
+from tiny_agent.providers.local import LocalProvider
+from tiny_agent.types import Message, Prompt
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    """The most permissive umask: modes must come from the code, not from the umask."""
+    old = os.umask(0)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def server() -> LlamaServer:
+    return LlamaServer(Path("/models/m.gguf"), port=8123, binary=Path("/opt/llama-server"))
+
+
+def test_the_key_is_in_the_environment_and_not_on_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLAMA_ARG_TOOLS", "all")  # would switch on the server's shell tool
+    monkeypatch.setenv("LLAMA_API_KEY", "someone-elses-key")
+    monkeypatch.setenv("LLAMA_ARG_CORS_ORIGINS", "*")
+    s = server()
+    assert len(s.api_key) >= 40 and s.api_key != server().api_key  # fresh for each server
+    assert not any(s.api_key in part for part in s.command())
+    assert s.api_key not in repr(s)
+    env = s.environment()
+    assert env["LLAMA_API_KEY"] == s.api_key
+    assert not [k for k in env if k.startswith("LLAMA_ARG_")]
+    assert env["PATH"] == os.environ["PATH"]
+
+
+def test_the_command_turns_off_what_the_engine_does_not_use() -> None:
+    cmd = server().command()
+    assert "--no-slots" in cmd and "--no-webui" in cmd
+    assert cmd[cmd.index("--cors-origins") + 1] == "http://127.0.0.1:8123"
+    assert cmd[cmd.index("--host") + 1] == "127.0.0.1"
+    assert "--api-key" not in cmd
+
+
+@pytest.mark.usefixtures("open_umask")
+def test_a_private_file_is_0600_in_a_0700_folder_even_where_they_existed_open(tmp_path: Path) -> None:
+    folder = tmp_path / "state" / "tiny-agent"
+    folder.mkdir(parents=True, mode=0o755)
+    path = folder / "llama-server.json"
+    path.write_text("old")
+    path.chmod(0o644)
+    write_private(path, json.dumps({"api_key": "k"}))
+    assert json.loads(path.read_text()) == {"api_key": "k"}
+    assert (mode(path), mode(folder)) == (0o600, 0o700)
+    assert [p.name for p in folder.iterdir()] == ["llama-server.json"]  # no temporary file left
+
+
+@pytest.mark.usefixtures("open_umask")
+def test_a_private_file_in_a_new_folder(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "state.json"
+    write_private(path, "{}")
+    assert (mode(path), mode(path.parent)) == (0o600, 0o700)
+
+
+def test_the_warm_server_key_is_not_in_its_repr() -> None:
+    warm = WarmServer(1, 2, "m.gguf", "secret-key")
+    assert "secret-key" not in repr(warm)
+
+
+def prompt() -> Prompt:
+    return Prompt(("Be brief.",), (), (Message.user("hi"),))
+
+
+def test_sampling_settings_join_every_body() -> None:
+    local = LocalProvider(base_url="http://127.0.0.1:9", api_key="k", sampling={"temperature": 0.2, "seed": 3})
+    body = local.render(prompt())
+    assert (body["temperature"], body["seed"]) == (0.2, 3)
+    assert "extra_body" not in body
+
+
+def test_fields_the_sdk_does_not_know_go_in_extra_body() -> None:
+    local = LocalProvider(base_url="http://127.0.0.1:9", api_key="k", sampling={"top_k": 1, "temperature": 0})
+    body = local.render(prompt())
+    assert body["extra_body"] == {"top_k": 1} and body["temperature"] == 0
+    anthropic = LocalProvider(base_url="http://127.0.0.1:9", api_key="k", wire="anthropic", sampling={"top_k": 1})
+    assert anthropic.render(prompt())["top_k"] == 1
