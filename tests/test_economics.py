@@ -191,3 +191,17 @@ def test_a_stored_context_rebuilds_ratios_per_purpose(tmp_path: Path) -> None:
         assert set(ctx.ledger.ratios) == {"turn", "compaction"}
         rebuilt = Context(log=StoredLog(store, session.id, store.entries(session.id)))
         assert rebuilt.ledger.ratios == ctx.ledger.ratios
+
+
+def test_a_provider_whose_prompt_ignores_tool_choice_gets_a_summary_call_without_tools() -> None:
+    """The local model's JSON mode: forbidding tools changes only the decoding, so the summary forbids them."""
+
+    class JsonMode(ScriptedProvider):
+        tool_choice_keeps_prefix = True
+
+    provider = JsonMode([*reads(8), Message.assistant("the summary")], wire="openai")
+    ctx = grown(provider, 8)
+    assert ctx.compact(provider=provider, keep_turns=2) is not None
+    turn, summary = provider.requests[-2], provider.requests[-1]
+    assert summary["tool_choice"] == "none" and "tool_choice" not in turn
+    assert unmarked(summary)["messages"][: len(turn["messages"])] == unmarked(turn)["messages"]

@@ -59,7 +59,9 @@ class Pane:
         out = subprocess.run(
             ["tmux", "capture-pane", "-p", "-J", "-S", "-2000", "-t", self.name], capture_output=True, text=True
         )
-        return out.stdout
+        # The pane's empty bottom rows come out as blank lines; without them, offsets into the screen
+        # stay put as output is added, so "after this mark" means "printed after this point".
+        return out.stdout.rstrip()
 
     def wait_for(self, pattern: str, seconds: float = 120.0, after: int = 0) -> str:
         """Wait until ``pattern`` shows at or after character ``after`` of the screen; returns the screen."""

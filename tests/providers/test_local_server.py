@@ -15,7 +15,7 @@ import pytest
 
 from tiny_agent.providers.llama_server import LlamaServer, WarmServer, write_private
 from tiny_agent.providers.local import LocalProvider
-from tiny_agent.types import Message, Prompt
+from tiny_agent.types import Message, Prompt, ToolSpec
 
 
 def mode(path: Path) -> int:
@@ -100,3 +100,31 @@ def test_fields_the_sdk_does_not_know_go_in_extra_body() -> None:
     assert body["extra_body"] == {"top_k": 1} and body["temperature"] == 0
     anthropic = LocalProvider(base_url="http://127.0.0.1:9", api_key="k", wire="anthropic", sampling={"top_k": 1})
     assert anthropic.render(prompt())["top_k"] == 1
+
+
+def test_the_local_model_gets_minutes_not_the_remote_default() -> None:
+    """Its replies arrive whole and a long summary on two cores takes minutes (issue 9's run timed out)."""
+    local = LocalProvider(base_url="http://127.0.0.1:9", api_key="k").start()
+    assert local.inner._client.timeout.read == 600.0  # type: ignore[attr-defined]
+    quick = LocalProvider(base_url="http://127.0.0.1:9", api_key="k", timeout=5, max_retries=0).start()
+    assert quick.inner._client.timeout.read == 5.0  # type: ignore[attr-defined]
+    assert quick.inner._policy.max_retries == 0  # type: ignore[attr-defined]
+
+
+def test_the_registry_passes_timeout_and_accepts_the_embedded_model_by_name() -> None:
+    from tiny_agent.providers.registry import resolve_provider
+
+    local = resolve_provider("local", model="SmolLM2-135M-Instruct", base_url="http://127.0.0.1:9", timeout=7)
+    assert isinstance(local, LocalProvider) and local.model_path is None
+    assert local.start().inner._client.timeout.read == 7.0  # type: ignore[attr-defined]
+
+
+def test_forbidding_tools_leaves_the_json_mode_prompt_alone() -> None:
+    """So the summary call may forbid them: the guide would otherwise hold the model to a call or a quote."""
+    tools = (ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),)
+    local = LocalProvider(base_url="http://127.0.0.1:9", api_key="k").start()
+    auto = local.render(Prompt(("Be brief.",), tools, (Message.user("hi"),)))
+    none = local.render(Prompt(("Be brief.",), tools, (Message.user("hi"),), tool_choice="none"))
+    assert local.tool_choice_keeps_prefix
+    assert none["messages"] == auto["messages"] and "response_format" in auto and "response_format" not in none
+    assert not LocalProvider(base_url="http://127.0.0.1:9", api_key="k", wire="anthropic").tool_choice_keeps_prefix

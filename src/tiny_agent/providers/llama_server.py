@@ -22,6 +22,7 @@ from tiny_agent.errors import LocalServerError
 from tiny_agent.providers.llama_process import (
     DEFAULT_CTX_SIZE,
     EMBEDDED_MODEL_FILE,
+    EMBEDDED_MODEL_NAME,
     LlamaServer,
     auth_headers,
     check_model,
@@ -35,6 +36,7 @@ from tiny_agent.providers.llama_process import (
 __all__ = [
     "DEFAULT_CTX_SIZE",
     "EMBEDDED_MODEL_FILE",
+    "EMBEDDED_MODEL_NAME",
     "LlamaServer",
     "WarmServer",
     "auth_headers",

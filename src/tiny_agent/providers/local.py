@@ -27,6 +27,7 @@ from tiny_agent.providers.json_tools import SCHEMA_NAME, response_format
 from tiny_agent.providers.llama_server import (
     DEFAULT_CTX_SIZE,
     EMBEDDED_MODEL_FILE,
+    EMBEDDED_MODEL_NAME,
     LlamaServer,
     auth_headers,
     check_model,
@@ -34,6 +35,7 @@ from tiny_agent.providers.llama_server import (
     props,
     read_warm_server,
 )
+from tiny_agent.providers.retry import DEFAULT_MAX_RETRIES, check_timeout
 from tiny_agent.types import ModelResponse, OnProviderEvent, Prompt, Usage
 
 __all__ = ["LocalProvider"]
@@ -45,6 +47,12 @@ _SDK_FIELDS: dict[Wire, frozenset[str]] = {
     "openai": frozenset({"temperature", "top_p", "seed", "frequency_penalty", "presence_penalty"}),
     "anthropic": frozenset({"temperature", "top_p", "top_k"}),
 }
+
+
+LOCAL_TIMEOUT = 600.0
+"""Seconds to wait for the local server's reply (or its next piece). A reply that is not streamed
+arrives whole, and on two busy cores a long summary takes minutes: the remote providers' 60 s cut
+such calls off, and each retry did the same work again."""
 
 
 class LocalProvider:
@@ -71,10 +79,14 @@ class LocalProvider:
         use_warm: bool = True,
         sampling: Mapping[str, Any] | None = None,
         guided: bool | None = None,
+        timeout: float = LOCAL_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
     ) -> None:
         self.wire: Wire = wire
+        self._timeout = check_timeout(timeout)
+        self._max_retries = max_retries
         self.model_path = check_model(model_path) if model_path else None
-        self.model = self.model_path.stem if self.model_path else "SmolLM2-135M-Instruct"
+        self.model = self.model_path.stem if self.model_path else EMBEDDED_MODEL_NAME
         self._given_url = base_url.rstrip("/").removesuffix("/v1") if base_url else None
         """A server the caller runs; the adapters add /v1 themselves, so a URL ending in it is accepted."""
         self._base_url = self._given_url
@@ -118,7 +130,13 @@ class LocalProvider:
             from tiny_agent.providers.anthropic import AnthropicProvider  # each SDK is slow to import
 
             return AnthropicProvider(
-                model=self.model, api_key=key, base_url=base_url, name="local", max_tokens=self._max_tokens
+                model=self.model,
+                api_key=key,
+                base_url=base_url,
+                name="local",
+                max_tokens=self._max_tokens,
+                timeout=self._timeout,
+                max_retries=self._max_retries,
             )
         from tiny_agent.providers.openai_compat import OpenAICompatProvider
 
@@ -129,6 +147,8 @@ class LocalProvider:
             name="local",
             max_tokens=self._max_tokens,
             tool_mode=self._tool_mode,
+            timeout=self._timeout,
+            max_retries=self._max_retries,
         )
 
     def close(self) -> None:
@@ -173,6 +193,13 @@ class LocalProvider:
             if extra:
                 body["extra_body"] = {**body.get("extra_body", {}), **extra}
         return body
+
+    @property
+    def tool_choice_keeps_prefix(self) -> bool:
+        """Whether forbidding tool calls leaves the prompt's text alone. In the JSON tool mode the tools
+        are described in the system text and only the decoding grammar changes, so the summary call
+        can forbid them (otherwise the guide would hold the small model to a call or a quote)."""
+        return self.wire == "openai" and self._tool_mode == "json_schema"
 
     wants_tool_grammar = True
     """The agent passes workspace-aware argument schemas (``Prompt.tool_grammar``) to this provider."""

@@ -144,8 +144,11 @@ def resolve_provider(
 
 def _local(model: str | None, base_url: str | None, kwargs: dict[str, Any]) -> Provider:
     """The embedded model: no key, a llama.cpp server on loopback. ``model`` is a GGUF path."""
+    from tiny_agent.providers.llama_process import EMBEDDED_MODEL_NAME
     from tiny_agent.providers.local import LocalProvider
 
+    if model == EMBEDDED_MODEL_NAME:
+        model = None  # sessions stored before 2026-11-30 remember the embedded model by its name
     if model is not None and not model.endswith(".gguf") and not os.path.isfile(model):
         raise ConfigError(f"the local provider takes --model PATH to a .gguf file, not {model!r}")
     # Only what its constructor takes (max_tokens, wire, tool_mode, ctx_size, ...): adapter options
