@@ -10,9 +10,11 @@ each task with several seeds:
   task on a fresh copy of the workspace. Completed: the run ended with an answer (``done``) and the
   answer contains the fact asked for; for a write request, the written file contains it.
 
-Writes benchmarks/results/tool_choice.json (or ``--out``).
+Writes benchmarks/results/tool_choice.json (or ``--out``). ``--levers`` runs the same tasks once
+per rung of a ladder instead, from free strings to the full guide, one decoding lever added per
+rung, and writes benchmarks/results/tool_choice_levers.json: what each lever bought.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/tool_choice.py [--seeds 3] [--model PATH.gguf]
+    PYTHONPATH=src .venv/bin/python benchmarks/tool_choice.py [--seeds 3] [--model PATH.gguf] [--levers]
 """
 
 from __future__ import annotations
@@ -39,6 +41,22 @@ from tiny_agent.types import Message, ToolUseBlock
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "tool_choice.json"
+LEVER_RESULTS = ROOT / "benchmarks" / "results" / "tool_choice_levers.json"
+_NO_GUIDE = {"follow_request": False, "required_only": False, "look_first": False, "no_repeat": False}
+LADDER: list[tuple[str, dict[str, Any]]] = [
+    ("free strings (no workspace grammar)", {"grammar": False, "guided": False}),
+    ("workspace grammar (files, folders, path required)", {"guided": False}),
+    ("+ paths the request names", {"guide": {**_NO_GUIDE, "follow_request": True, "quote": False, "max_calls": None}}),
+    (
+        "+ required arguments only",
+        {"guide": {**_NO_GUIDE, "follow_request": True, "required_only": True, "quote": False, "max_calls": None}},
+    ),
+    ("+ look before answering", {"guide": {"no_repeat": False, "quote": False, "max_calls": None}}),
+    ("+ no repeated read", {"guide": {"quote": False, "max_calls": None}}),
+    ("+ at most two looks", {"guide": {"quote": False}}),
+    ("+ answers quoted from tool results (the default)", {}),
+]
+"""Each rung: LocalProvider settings (``guided``, ``guide_options``) and whether the workspace grammar is sent."""
 MAX_STEPS = 4
 """Steps an end-to-end run may take: every task here needs one call and one answer (two steps)."""
 
@@ -125,7 +143,8 @@ def single_step(provider: LocalProvider, task: Task, work: Path) -> dict[str, An
     _, toolbox, ctx = prepare(task, work)
     ctx.add_user(task.request)
     try:
-        response = ctx.complete(provider, tool_grammar=toolbox.grammar())
+        grammar = toolbox.grammar() if provider.wants_tool_grammar else None
+        response = ctx.complete(provider, tool_grammar=grammar)
     except ProviderError as exc:  # a timeout, say: a wrong reply, not the end of the benchmark
         return {"got": {"error": str(exc)}, "right_tool": False, "right_tool_and_path": False}
     calls = response.message.tool_uses
@@ -168,27 +187,31 @@ def _call(event: ToolEvent) -> str:
     return f"{'x' if event.result.is_error else 'ok'} {event.call.name}({args})"
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    model = Path(args.model) if args.model else find_default_model()
+def run(args: argparse.Namespace, server: LlamaServer, rung: dict[str, Any] | None = None) -> dict[str, Any]:
+    rung = rung or {}
     sampling: dict[str, Any] = json.loads(args.sampling) if args.sampling else {}
     rows: list[dict[str, Any]] = []
     started = time.monotonic()
-    with LlamaServer(model) as server, tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
         for index, task in enumerate(TASKS):
             for seed in range(args.seeds):
                 provider = LocalProvider(
                     base_url=server.base_url,
                     api_key=server.api_key,
                     sampling={**sampling, "seed": seed},
+                    guided=rung.get("guided", True),
+                    guide_options=rung.get("guide"),
                     **({"max_tokens": args.max_tokens} if args.max_tokens else {}),
                 )
+                if not rung.get("grammar", True):
+                    provider.wants_tool_grammar = False
                 row: dict[str, Any] = {"task": asdict(task), "seed": seed}
                 row["single"] = single_step(provider, task, Path(tmp) / f"s{index}-{seed}")
                 if not args.single_only:
                     row["end_to_end"] = end_to_end(provider, task, Path(tmp) / f"e{index}-{seed}")
                 rows.append(row)
                 print(_progress(row), file=sys.stderr, flush=True)
-    return {"summary": summarise(rows, args, model, time.monotonic() - started), "rows": rows}
+    return {"summary": summarise(rows, args, server.model, time.monotonic() - started), "rows": rows}
 
 
 def _progress(row: dict[str, Any]) -> str:
@@ -229,6 +252,16 @@ def summarise(rows: list[dict[str, Any]], args: argparse.Namespace, model: Path,
     }
 
 
+_LEVER_FIELDS = (
+    "single_step_calls",
+    "right_tool",
+    "right_tool_and_path",
+    "end_to_end_runs",
+    "end_to_end_completed",
+    "by_kind",
+)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=3, help="runs per task, seeds 0..N-1")
@@ -236,9 +269,25 @@ def main() -> None:
     parser.add_argument("--sampling", default=None, help="JSON merged into each request, e.g. '{\"temperature\": 0}'")
     parser.add_argument("--max-tokens", type=int, default=None, help="output cap per call (default: the provider's)")
     parser.add_argument("--single-only", action="store_true", help="skip the end-to-end runs")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--levers", action="store_true", help="run the ladder of decoding levers")
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    results = run(args)
+    model = Path(args.model) if args.model else find_default_model()
+    if args.levers:
+        out = args.out or LEVER_RESULTS
+        ladder = []
+        with LlamaServer(model) as server:
+            for name, rung in LADDER:
+                print(f"== {name}", file=sys.stderr, flush=True)
+                summary = run(args, server, rung)["summary"]
+                ladder.append({"rung": name, **{k: summary[k] for k in _LEVER_FIELDS}})
+        command = summary["command"] + " --levers"
+        out.write_text(json.dumps({"ladder": ladder, "command": command, "date": summary["date"]}, indent=2) + "\n")
+        print(json.dumps(ladder, indent=2))
+        return
+    args.out = args.out or RESULTS
+    with LlamaServer(model) as server:
+        results = run(args, server)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results["summary"], indent=2))

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 
 def local(server: LlamaServer) -> LocalProvider:
-    return LocalProvider(base_url=server.base_url, max_tokens=24, use_warm=False)
+    return LocalProvider(base_url=server.base_url, api_key=server.api_key, max_tokens=24, use_warm=False)
 
 
 def answer_calls(ctx: Context, toolbox: Toolbox) -> None:

@@ -102,6 +102,7 @@ def pane(tmp_path: Path, private_dirs: Path) -> Iterator[Pane]:
 
 
 def test_chat_in_a_real_terminal(pane: Pane, llama_server: LlamaServer, tmp_path: Path) -> None:
+    pane.type(f"export LLAMA_API_KEY={shlex.quote(llama_server.api_key)}")  # --base-url's server wants its key
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "notes.txt").write_text("The meeting is on Tuesday at 10.\n")

@@ -128,3 +128,14 @@ def test_forbidding_tools_leaves_the_json_mode_prompt_alone() -> None:
     assert local.tool_choice_keeps_prefix
     assert none["messages"] == auto["messages"] and "response_format" in auto and "response_format" not in none
     assert not LocalProvider(base_url="http://127.0.0.1:9", api_key="k", wire="anthropic").tool_choice_keeps_prefix
+
+
+def test_a_given_server_gets_the_key_from_llama_api_key_and_a_401_names_it() -> None:
+    from tiny_agent.providers.registry import resolve_provider
+
+    given = resolve_provider("local", base_url="http://127.0.0.1:9", env={"LLAMA_API_KEY": "s3cret"})
+    assert isinstance(given, LocalProvider)
+    inner = given.start().inner
+    assert inner._client.api_key == "s3cret" and inner.key_env == "LLAMA_API_KEY"  # type: ignore[attr-defined]
+    started = resolve_provider("local", env={"LLAMA_API_KEY": "s3cret"})
+    assert isinstance(started, LocalProvider) and started._given_key is None, "a server it starts has its own key"

@@ -79,6 +79,7 @@ class LocalProvider:
         use_warm: bool = True,
         sampling: Mapping[str, Any] | None = None,
         guided: bool | None = None,
+        guide_options: Mapping[str, Any] | None = None,
         timeout: float = LOCAL_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
     ) -> None:
@@ -101,6 +102,8 @@ class LocalProvider:
         )
         """Narrow each reply with ``json_guide`` (by default for the embedded 135M model only: it makes
         answers quotes of tool results, which a bigger model does not need)."""
+        self.guide_options = dict(guide_options or {})
+        """Keywords for ``json_guide.guide``: each narrowing can be turned off (the benchmark's levers)."""
         self.sampling = dict(sampling or {})
         """Merged into every request body: ``temperature``, ``top_k``, ``top_p``, ``seed``..."""
         self._server: LlamaServer | None = None
@@ -124,6 +127,11 @@ class LocalProvider:
         self._inner = self._adapter(self._base_url)
         return self
 
+    @property
+    def _key_env(self) -> str | None:
+        """Where a 401 sends the user: only a server they gave has a key they chose."""
+        return "LLAMA_API_KEY" if self._given_url else None
+
     def _adapter(self, base_url: str) -> Provider:
         key = self._api_key or "none"  # the SDKs insist on a key; a server without one ignores it
         if self.wire == "anthropic":
@@ -137,6 +145,7 @@ class LocalProvider:
                 max_tokens=self._max_tokens,
                 timeout=self._timeout,
                 max_retries=self._max_retries,
+                key_env=self._key_env,
             )
         from tiny_agent.providers.openai_compat import OpenAICompatProvider
 
@@ -149,6 +158,7 @@ class LocalProvider:
             tool_mode=self._tool_mode,
             timeout=self._timeout,
             max_retries=self._max_retries,
+            key_env=self._key_env,
         )
 
     def close(self) -> None:
@@ -182,7 +192,7 @@ class LocalProvider:
         body = self.inner.render(prompt)
         if self.guided and body.get("response_format", {}).get("json_schema", {}).get("name") == SCHEMA_NAME:
             # Decoding only: the messages, and so the cached prefix, stay as the adapter rendered them.
-            allowed = guide(prompt)
+            allowed = guide(prompt, **self.guide_options)
             body["response_format"] = response_format(allowed.tools, allowed.grammar, answer=allowed.answer)
         if self.sampling:
             # The SDKs take only the fields of their own API as keywords; llama.cpp reads the rest

@@ -17,7 +17,16 @@ from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import Provider, Wire
 from tiny_agent.providers.http_errors import check_base_url
 
-__all__ = ["AUTO_ORDER", "LOCAL", "PLACEHOLDER_KEY", "PROFILES", "PROVIDER_NAMES", "Profile", "resolve_provider"]
+__all__ = [
+    "AUTO_ORDER",
+    "LOCAL",
+    "LOCAL_KEY_ENV",
+    "PLACEHOLDER_KEY",
+    "PROFILES",
+    "PROVIDER_NAMES",
+    "Profile",
+    "resolve_provider",
+]
 
 PLACEHOLDER_KEY = "not-needed"
 """Sent to a custom OpenAI-compatible server (such as llama.cpp) that needs no key; the SDK insists on one."""
@@ -73,6 +82,9 @@ PROFILES: Mapping[str, Profile] = {
 }
 
 LOCAL = "local"
+LOCAL_KEY_ENV = "LLAMA_API_KEY"
+"""The key of a llama.cpp server given with ``--provider local --base-url``: llama-server reads its
+own key from the same variable."""
 """The embedded llama.cpp model: chosen when no remote provider is configured."""
 
 AUTO_ORDER: tuple[tuple[tuple[str, ...], str], ...] = (
@@ -107,7 +119,7 @@ def resolve_provider(
         name = "openai" if base_url else LOCAL  # a server URL with no key: an OpenAI-compatible server
     if name is not None and name.strip().lower() == LOCAL:
         kwargs.pop("cache_ttl", None)  # llama.cpp keeps a prefix in its slot until another replaces it
-        return _local(model, base_url, kwargs)
+        return _local(model, base_url, env.get(LOCAL_KEY_ENV) or None, kwargs)
     profile = _auto_profile(env) if name is None else _named_profile(name)
     url = base_url or (env.get(profile.base_url_env) if profile.base_url_env else None) or None
     if url is not None and not base_url and profile.base_url_env:
@@ -142,8 +154,9 @@ def resolve_provider(
             return OpenAICompatProvider(**common, **kwargs)
 
 
-def _local(model: str | None, base_url: str | None, kwargs: dict[str, Any]) -> Provider:
-    """The embedded model: no key, a llama.cpp server on loopback. ``model`` is a GGUF path."""
+def _local(model: str | None, base_url: str | None, api_key: str | None, kwargs: dict[str, Any]) -> Provider:
+    """The embedded model on a llama.cpp server on loopback. ``model`` is a GGUF path. A server it
+    starts gets a fresh key of its own; a server at ``base_url`` gets ``api_key`` if it wants one."""
     from tiny_agent.providers.llama_process import EMBEDDED_MODEL_NAME
     from tiny_agent.providers.local import LocalProvider
 
@@ -155,7 +168,7 @@ def _local(model: str | None, base_url: str | None, kwargs: dict[str, Any]) -> P
     # such as an http_client do not apply to a server it starts itself.
     accepted = inspect.signature(LocalProvider).parameters
     allowed = {k: v for k, v in kwargs.items() if k in accepted and k not in ("model_path", "base_url")}
-    return LocalProvider(model_path=model, base_url=base_url, **allowed)
+    return LocalProvider(model_path=model, base_url=base_url, api_key=api_key if base_url else None, **allowed)
 
 
 def _named_profile(name: str) -> Profile:
