@@ -234,6 +234,8 @@ def summarise(rows: list[dict[str, Any]], args: argparse.Namespace, model: Path,
         command += f" --sampling '{args.sampling}'"
     if args.max_tokens:
         command += f" --max-tokens {args.max_tokens}"
+    if args.single_only:
+        command += " --single-only"
     return {
         "model": model.stem,
         "tasks": len(TASKS),

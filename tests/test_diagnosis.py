@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tiny_agent.agent.loop import TurnEvent
@@ -9,7 +11,9 @@ from tiny_agent.agent.report import format_event
 from tiny_agent.context.cache import fingerprint
 from tiny_agent.context.diagnosis import Before, diagnose, first_difference
 from tiny_agent.context.engine import Context, ContextConfig
+from tiny_agent.context.session import Session
 from tiny_agent.providers.cache_rules import cache_rules
+from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider, tool_call
 from tiny_agent.types import Message, ModelResponse, Prompt, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
 
@@ -172,3 +176,28 @@ def test_a_changed_model_and_a_changed_message() -> None:
 def test_first_difference() -> None:
     assert first_difference("abcdef", "abXdef") == 2
     assert first_difference("abc", "abcd") == 3
+
+
+class OneServer(ScriptedProvider):
+    """A provider whose cache lives in one server process, like the local llama.cpp server."""
+
+    def __init__(self, replies: list[Message | ModelResponse], cache_home: str) -> None:
+        super().__init__(replies, model=MODEL)
+        self.cache_home = cache_home
+
+
+def test_a_new_server_is_named_as_the_miss_even_after_a_resume(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "s.db") as store:
+        session = Session.start(store, workspace=str(tmp_path), system=LONG_SYSTEM, tools=(READ,))
+        session.context.add_user("go")
+        turn(session.context, OneServer(reads(1), "http://127.0.0.1:41001"))
+        session.close()
+        again = Session.resume(store, session.id)
+        cold = ModelResponse(tool_call("read_file", "c1", path="x"), Usage(2_000, 10, 0, 2_000), "tool_use", MODEL)
+        miss = turn(again.context, OneServer([cold], "http://127.0.0.1:52002"))
+        assert miss is not None and miss.startswith(
+            "another server: the previous request went to http://127.0.0.1:41001"
+        )
+        warm = OneServer([cold], "http://127.0.0.1:52002")
+        assert turn(again.context, warm) is not None and not again.context.ledger.calls[-1].miss.startswith("another")
+        again.close()

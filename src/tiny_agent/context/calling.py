@@ -48,7 +48,11 @@ def call(
     before = previous_request(ctx)
     prints = fingerprint(prompt)
     chars = prompt_chars(prompt)
-    (opened,) = ctx.append([new_entry("call", purpose=purpose, model=provider.model, chars=chars, fingerprint=prints)])
+    server = str(getattr(provider, "cache_home", "") or "")
+    extra = {"server": server} if server else {}
+    (opened,) = ctx.append(
+        [new_entry("call", purpose=purpose, model=provider.model, chars=chars, fingerprint=prints, **extra)]
+    )
     ctx.remember(prompt)
     started = time.monotonic()
     try:
@@ -61,7 +65,7 @@ def call(
     seconds = time.monotonic() - started
     rules, ttl = rules_for(provider, str(getattr(provider, "cache_ttl", "5m")))
     marked = provider.wire != "anthropic" or "cache_control" in json.dumps(body)
-    miss = diagnose(before, prompt, provider.model, response.usage, ctx.clock(), rules, ttl, marked)
+    miss = diagnose(before, prompt, provider.model, response.usage, ctx.clock(), rules, ttl, marked, server)
     record = CallRecord(
         response.usage,
         provider.price(response.usage),
@@ -98,7 +102,9 @@ def previous_request(ctx: Context) -> Before | None:
     if prompt is None and opened.purpose == "turn":
         prompt = render_prompt(State.of(e for e in ctx.entries if e.seq < opened.seq))
     answered = record.at or opened.at  # the entry is written when the reply arrives: its lifetime starts there
-    return Before(answered, opened.model, opened.fingerprint, record.usage.input_tokens, prompt, state.changes)
+    return Before(
+        answered, opened.model, opened.fingerprint, record.usage.input_tokens, prompt, state.changes, opened.server
+    )
 
 
 def _log_estimate_error(ctx: Context, response: ModelResponse) -> None:

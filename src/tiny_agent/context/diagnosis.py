@@ -40,6 +40,8 @@ class Before:
     """Its full text, when this process still has it (for the exact place and an excerpt)."""
     changes: Sequence[str] = ()
     """What the log recorded between it and now: "compaction", "clear"."""
+    server: str = ""
+    """The server that holds its cache, where that is one process (``OpenCall.server``)."""
 
 
 def rules_for(provider: Provider, ttl: str = "5m") -> tuple[CacheRules, float]:
@@ -61,9 +63,11 @@ def diagnose(
     rules: CacheRules,
     ttl_seconds: float,
     marked: bool = True,
+    server: str = "",
 ) -> str | None:
     """The cause of a miss in one line, or None when the call read what it could (or cannot tell).
-    ``marked``: the request carried a cache breakpoint (where the wire needs them to cache at all)."""
+    ``marked``: the request carried a cache breakpoint (where the wire needs them to cache at all);
+    ``server``: the server this request went to, where the cache is one process (``Before.server``)."""
     if before is None or before.input_tokens is None or usage.cache_read_tokens is None:
         return None
     expected = before.input_tokens
@@ -71,6 +75,11 @@ def diagnose(
         return None
     if model != before.model:
         return f"model changed: {before.model} -> {model}"
+    if server and before.server and server != before.server:
+        return (
+            f"another server: the previous request went to {before.server}, this one to {server}, whose cache "
+            "started empty (`tiny-agent local start` keeps one server, and its cache, between runs)"
+        )
     layers, shared_messages = shared_layers(
         before.fingerprint, prompt, before.prompt.messages if before.prompt else None
     )

@@ -36,6 +36,8 @@ class OpenCall:
     model: str
     chars: int
     fingerprint: Mapping[str, Any]
+    server: str = ""
+    """Where the cache lives, for a provider whose cache is one process (a local llama.cpp server)."""
 
 
 @dataclass
@@ -108,6 +110,7 @@ class State:
                 body["model"],
                 int(body.get("chars") or 0),
                 body.get("fingerprint") or {},
+                str(body.get("server") or ""),
             )
             self.open_calls[entry.seq] = call
             self.last_call = call

@@ -205,6 +205,11 @@ class LocalProvider:
         return body
 
     @property
+    def cache_home(self) -> str:
+        """The server whose memory holds the prompt cache: a new server starts with an empty one."""
+        return self.base_url
+
+    @property
     def tool_choice_keeps_prefix(self) -> bool:
         """Whether forbidding tool calls leaves the prompt's text alone. In the JSON tool mode the tools
         are described in the system text and only the decoding grammar changes, so the summary call
