@@ -14,7 +14,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.logging import RichHandler
 
-from tiny_agent.agent.loop import Event
+from tiny_agent.agent.loop import Event, ToolEvent
 from tiny_agent.agent.report import format_event, format_totals
 from tiny_agent.context.tokens import TokenLedger
 from tiny_agent.redaction import redact
@@ -84,7 +84,7 @@ class Printer:
                 self._open_line = not event.text.endswith("\n")
                 self.streamed += event.text
             return
-        if self.stream:
+        if self.stream and isinstance(event, ToolEvent):
             self.streamed = ""  # text of a turn that went on to call tools is not the answer
         self.info(format_event(event))
 

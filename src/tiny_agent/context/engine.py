@@ -263,8 +263,11 @@ class Context:
         """The exact body ``provider`` would send now, checked; repaired if the check finds a fault."""
         return self.legal(provider, prompt)[1]
 
-    def legal(self, provider: Provider, prompt: Prompt | None = None) -> tuple[Prompt, dict[str, Any]]:
+    def legal(
+        self, provider: Provider, prompt: Prompt | None = None, *, sending: bool = True
+    ) -> tuple[Prompt, dict[str, Any]]:
         """The prompt as it will really be sent (repaired if the check found a fault) and its body.
+        ``sending=False``: only measured (``/context`` between turns ends on the answer), no warning.
 
         Raises IllegalRequestError when even the repaired body breaks the protocol.
         """
@@ -273,7 +276,7 @@ class Context:
         problems = _check(provider, body)
         if not problems:
             return prompt, body
-        log.warning("repairing an illegal request: %s", "; ".join(problems))
+        (log.warning if sending else log.debug)("repairing an illegal request: %s", "; ".join(problems))
         fixed = tuple(repair(prompt.messages))
         prompt = dataclasses.replace(prompt, messages=fixed, cache=plan_cache(fixed))
         body = provider.render(prompt)
@@ -335,7 +338,7 @@ class Context:
         if provider is not None:
             prompt = prompt or self.prompt()
             with contextlib.suppress(IllegalRequestError):  # not sendable yet: count it as it stands
-                prompt = self.legal(provider, prompt)[0]
+                prompt = self.legal(provider, prompt, sending=False)[0]
             exact = provider.count_tokens(prompt)
             if exact is not None:
                 return exact
