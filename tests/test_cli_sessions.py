@@ -199,3 +199,28 @@ def test_a_budget_stop_says_how_to_go_on(
     assert main(["--budget-usd", "1", "loop"]) == 5
     err = capsys.readouterr().err
     assert "the budget is spent" in err and "--budget-usd 2.00" in err and "--resume" in err
+
+
+def test_append_system_given_again_on_resume_replaces_its_own_text(
+    workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A flag given on every run (a date, a branch name) must not pile up in the system prompt."""
+
+    def system_of_last_request() -> str:
+        return "\n".join(block["text"] for block in script[-1].requests[-1]["system"])
+
+    feed(script, Message.assistant("one"))
+    assert main(["--append-system", "Branch: main.", "first"]) == 0
+    assert "Branch: main." in system_of_last_request()
+    feed(script, Message.assistant("two"))
+    assert main(["-c", "--append-system", "Branch: dev.", "second"]) == 0
+    system = system_of_last_request()
+    assert "Branch: dev." in system and "Branch: main." not in system
+    feed(script, Message.assistant("three"))
+    assert main(["-c", "third"]) == 0
+    assert "Branch: dev." in system_of_last_request(), "not given: the session's setting stays"
+    feed(script, Message.assistant("four"))
+    assert main(["-c", "--append-system", "", "fourth"]) == 0
+    system = system_of_last_request()
+    assert "Branch:" not in system and "tiny-agent" in system, "an empty one leaves the default prompt"
+    capsys.readouterr()

@@ -105,7 +105,9 @@ def _open(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, stac
 
     # What the user can get wrong is checked before the provider, which may start a server.
     workspace = _workspace(settings)
-    system = _system(opts, stored.get("system"), printer)
+    system = _system(opts, stored.get("system"), stored.get("appended_system"), printer)
+    if opts.get("append_system") is not None:
+        settings["appended_system"] = _text_or_file(opts["append_system"], "--append-system")
     min_cacheable_tokens(str(settings.get("model") or ""), "anthropic")  # reads TINY_AGENT_CACHE_MIN_TOKENS
     provider = _provider(settings, opts)
     if isinstance(provider, LocalProvider):
@@ -220,14 +222,19 @@ def _workspace(settings: dict[str, Any]) -> Workspace:
     return workspace
 
 
-def _system(opts: dict[str, Any], stored: str | None, printer: Printer) -> str | None:
-    """The system prompt to record: ``--system`` replaces, ``--append-system`` adds; None keeps the stored one."""
+def _system(opts: dict[str, Any], stored: str | None, appended: str | None, printer: Printer) -> str | None:
+    """The system prompt to record: ``--system`` replaces, ``--append-system`` adds; None keeps the stored one.
+
+    On a resume, ``--append-system`` replaces what the session's last ``--append-system`` added
+    (``appended``) rather than adding to it, so a flag given on every run does not pile up."""
     replace = _text_or_file(opts["system"], "--system")
     extra = _text_or_file(opts["append_system"], "--append-system")
     if replace is None and extra is None:
         return None
     base = replace if replace is not None else (stored or DEFAULT_SYSTEM)
-    text = base if extra is None or base.endswith(extra) else f"{base}\n\n{extra}"
+    if replace is None and appended and base.endswith(f"\n\n{appended}"):
+        base = base[: -len(appended) - 2]
+    text = base if not extra else f"{base}\n\n{extra}"
     printer.info("note: the system prompt is the start of every cached prefix; any change between runs is a cache miss")
     found = _VOLATILE.search(text)
     if found:
