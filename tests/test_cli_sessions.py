@@ -224,3 +224,18 @@ def test_append_system_given_again_on_resume_replaces_its_own_text(
     system = system_of_last_request()
     assert "Branch:" not in system and "tiny-agent" in system, "an empty one leaves the default prompt"
     capsys.readouterr()
+
+
+def test_a_session_stored_before_appended_system_was_recorded_does_not_get_it_twice() -> None:
+    from tiny_agent.cli.printer import Printer
+    from tiny_agent.cli.runtime import _system
+
+    printer = Printer()
+    try:
+        stored = "You are careful.\n\nBe terse."
+        opts = {"system": None, "append_system": "Be terse."}
+        assert _system(opts, stored, None, printer) == stored
+        after_system = {"system": None, "append_system": "B"}
+        assert _system(after_system, "X\n\nA", "", printer) == "X\n\nA\n\nB", "--system reset what was appended"
+    finally:
+        printer.close()

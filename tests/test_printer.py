@@ -10,7 +10,7 @@ from tiny_agent.agent.tools import Toolbox
 from tiny_agent.agent.workspace import Workspace
 from tiny_agent.cli.printer import Printer
 from tiny_agent.testing import ScriptedProvider, tool_call
-from tiny_agent.types import Message
+from tiny_agent.types import Message, TextDelta
 
 
 def test_a_streamed_answer_is_printed_once_after_its_turn_line(tmp_path: Path) -> None:
@@ -37,3 +37,15 @@ def test_a_streamed_answer_is_printed_once_after_its_turn_line(tmp_path: Path) -
     assert result.answer == "Wednesday: Tom"
     assert out.getvalue().count("Wednesday: Tom") == 1, out.getvalue()
     assert out.getvalue().count("Let me look.") == 1
+
+
+def test_in_a_chat_each_direct_answer_prints_once() -> None:
+    out = io.StringIO()
+    printer = Printer(stream=True, out=out)
+    try:
+        for text in ("Hello.", "World."):
+            printer.event(TextDelta(text))
+            printer.answer(text)
+    finally:
+        printer.close()
+    assert out.getvalue() == "Hello.\nWorld.\n"

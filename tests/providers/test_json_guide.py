@@ -139,3 +139,28 @@ def test_the_guide_changes_the_decoding_only() -> None:
 def test_named_paths() -> None:
     assert named_paths("See recipes/bread/rye.md, then notes.txt.") >= {"recipes/bread/rye.md", "notes.txt"}
     assert "/etc/passwd" not in named_paths("read /etc/passwd")
+
+
+def test_a_named_file_missing_from_the_lists_is_never_offered_to_write_unless_asked(tmp_path: Path) -> None:
+    """A binary file is not in read_file's list, yet it exists: a question about it must not turn
+    into the only reply on offer being a write that overwrites it."""
+    (tmp_path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (tmp_path / "notes.txt").write_text("hello\n")
+    toolbox = Toolbox(Workspace(tmp_path).tools())
+    question = Prompt(("s",), toolbox.specs, (Message.user("Describe logo.png"),), tool_grammar=toolbox.grammar())
+    allowed = guide(question)
+    assert offered(allowed).get("write_file") != ["logo.png"], "a question is no reason to offer that write"
+    assert "read_file" in offered(allowed) and "list_dir" in offered(allowed)
+    asked = Prompt(("s",), toolbox.specs, (Message.user("Write a file todo.txt"),), tool_grammar=toolbox.grammar())
+    assert offered(guide(asked))["write_file"] == ["todo.txt"]
+
+
+def test_past_the_grammar_bound_a_named_file_is_read_not_written(tmp_path: Path) -> None:
+    for i in range(250):
+        (tmp_path / f"f{i}.txt").write_text("x")
+    (tmp_path / "notes.txt").write_text("hello\n")
+    toolbox = Toolbox(Workspace(tmp_path).tools())
+    question = Prompt(("s",), toolbox.specs, (Message.user("What is in notes.txt?"),), tool_grammar=toolbox.grammar())
+    allowed = guide(question)
+    assert offered(allowed).get("write_file") != ["notes.txt"]
+    assert admits(allowed, {"tool": "read_file", "arguments": {"path": "notes.txt"}})

@@ -139,3 +139,20 @@ def test_a_given_server_gets_the_key_from_llama_api_key_and_a_401_names_it() -> 
     assert inner._client.api_key == "s3cret" and inner.key_env == "LLAMA_API_KEY"  # type: ignore[attr-defined]
     started = resolve_provider("local", env={"LLAMA_API_KEY": "s3cret"})
     assert isinstance(started, LocalProvider) and started._given_key is None, "a server it starts has its own key"
+
+
+def test_the_server_recorded_for_the_cache_has_no_credentials() -> None:
+    local = LocalProvider(base_url="http://bob:hunter2pass@127.0.0.1:9/v1?key=abc", api_key="k")
+    assert local.cache_home.startswith("http://127.0.0.1:9")
+    assert "hunter2pass" not in local.cache_home and "bob" not in local.cache_home and "abc" not in local.cache_home
+
+
+def test_a_warm_server_names_the_model_it_runs_and_a_bigger_one_is_not_guided(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    warm = WarmServer(pid=1, port=9, model="/models/qwen2.5-7b-instruct-q4_k_m.gguf", api_key="k")
+    monkeypatch.setattr("tiny_agent.providers.local.read_warm_server", lambda: warm)
+    local = LocalProvider().start()
+    assert local.model == "qwen2.5-7b-instruct-q4_k_m" and not local.guided
+    forced = LocalProvider(guided=True).start()
+    assert forced.guided

@@ -90,7 +90,8 @@ class Printer:
 
     def answer(self, text: str) -> None:
         """The final answer on stdout, unless it was already streamed."""
-        if self.stream and self.streamed and text.strip() == self.streamed.strip():
+        streamed, self.streamed = self.streamed, ""  # a chat's next turn starts afresh
+        if self.stream and streamed and text.strip() == streamed.strip():
             self._close_stream_line()
             return
         self._close_stream_line()

@@ -108,6 +108,8 @@ def _open(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, stac
     system = _system(opts, stored.get("system"), stored.get("appended_system"), printer)
     if opts.get("append_system") is not None:
         settings["appended_system"] = _text_or_file(opts["append_system"], "--append-system")
+    elif opts.get("system") is not None:
+        settings["appended_system"] = ""  # a new system prompt: nothing of it was appended
     min_cacheable_tokens(str(settings.get("model") or ""), "anthropic")  # reads TINY_AGENT_CACHE_MIN_TOKENS
     provider = _provider(settings, opts)
     if isinstance(provider, LocalProvider):
@@ -232,8 +234,10 @@ def _system(opts: dict[str, Any], stored: str | None, appended: str | None, prin
     if replace is None and extra is None:
         return None
     base = replace if replace is not None else (stored or DEFAULT_SYSTEM)
-    if replace is None and appended and base.endswith(f"\n\n{appended}"):
-        base = base[: -len(appended) - 2]
+    # Sessions from before appended_system was recorded: the same text is not added twice.
+    previous = appended if appended is not None else extra
+    if replace is None and previous and base.endswith(f"\n\n{previous}"):
+        base = base[: -len(previous) - 2]
     text = base if not extra else f"{base}\n\n{extra}"
     printer.info("note: the system prompt is the start of every cached prefix; any change between runs is a cache miss")
     found = _VOLATILE.search(text)

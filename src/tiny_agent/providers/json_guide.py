@@ -32,6 +32,8 @@ _PATH_WORD = re.compile(r"(?<![\w/.-])[\w-][\w.-]*(?:/[\w.-]+)*")
 """A word that could be a relative path: ``notes.txt``, ``docs``, ``recipes/bread/rye.md``."""
 _FILE_NAME = re.compile(r"\.[A-Za-z]\w{0,4}$")
 """A new file is only recognised by its extension: ``todo.txt`` yes, ``todo`` no."""
+_WRITING = re.compile(r"\b(write|create|save|make|add|put|append|store|record|note down)\b", re.IGNORECASE)
+"""Words of a request that asks for a file to be written."""
 ROOT_WORDS = frozenset({"workspace"})
 """Words that name the root folder ``.``: the system prompt calls it "the workspace"."""
 MAX_CALLS = 2
@@ -78,7 +80,7 @@ def guide(
         words = named_paths(_text(prompt.messages[request_at]))
         if words & root_words:
             words.add(".")
-        schemas = _follow(schemas, words, existing)
+        schemas = _follow(schemas, words, existing, bool(_WRITING.search(_text(prompt.messages[request_at]))))
     if required_only:
         schemas = {name: _required_only(schema) for name, schema in schemas.items()}
     offered = {name: s for name, s in schemas.items() if _enum(s) != []}
@@ -114,9 +116,13 @@ def named_paths(text: str) -> set[str]:
     return {word.rstrip(".") for word in _PATH_WORD.findall(text)} - {""}
 
 
-def _follow(schemas: dict[str, dict[str, Any]], words: set[str], existing: set[str]) -> dict[str, dict[str, Any]]:
+def _follow(
+    schemas: dict[str, dict[str, Any]], words: set[str], existing: set[str], writing: bool
+) -> dict[str, dict[str, Any]]:
     named = {name: [p for p in enum if p in words] for name, s in schemas.items() if (enum := _enum(s)) is not None}
-    new_files = sorted(w for w in words - existing if _FILE_NAME.search(w) and not w.startswith("/"))
+    # A name missing from the lists may still exist (a binary or secret file, a workspace past the
+    # grammar's bound): only a request that asks for a write offers it to write_file.
+    new_files = sorted(w for w in words - existing if _FILE_NAME.search(w) and not w.startswith("/")) if writing else []
     if not words & existing and not new_files:
         return schemas  # the request names no path: every path stays on offer
     out: dict[str, dict[str, Any]] = {}

@@ -14,6 +14,7 @@ server's state file know; it goes with every request, the counting ones included
 from __future__ import annotations
 
 import logging
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,7 @@ class LocalProvider:
         self._ctx_size = ctx_size
         self._max_tokens = max_tokens
         self._use_warm = use_warm
+        self._guided_given = guided
         self.guided = (
             guided if guided is not None else (self.model_path is None or self.model_path.name == EMBEDDED_MODEL_FILE)
         )
@@ -120,12 +122,21 @@ class LocalProvider:
             if warm is not None and (self.model_path is None or Path(warm.model) == self.model_path):
                 log.info("using the warm llama-server on port %d", warm.port)
                 self._base_url, self._api_key = warm.base_url, warm.api_key
+                self._serving(Path(warm.model))
             else:
                 model = self.model_path or find_default_model()
                 self._server = LlamaServer(model, ctx_size=self._ctx_size).start()
                 self._base_url, self._api_key = self._server.base_url, self._server.api_key
+                self._serving(model)
         self._inner = self._adapter(self._base_url)
         return self
+
+    def _serving(self, model: Path) -> None:
+        """The model the server really runs (a warm server's, or ``TINY_AGENT_MODEL``'s) names the
+        provider, and decides the guide unless the caller did: a bigger model decodes freely."""
+        self.model = model.stem
+        if self._guided_given is None:
+            self.guided = model.name == EMBEDDED_MODEL_FILE
 
     @property
     def _key_env(self) -> str | None:
@@ -206,8 +217,11 @@ class LocalProvider:
 
     @property
     def cache_home(self) -> str:
-        """The server whose memory holds the prompt cache: a new server starts with an empty one."""
-        return self.base_url
+        """The server whose memory holds the prompt cache: a new server starts with an empty one.
+        It is stored in the session, so without any user:password or query string."""
+        parts = urllib.parse.urlsplit(self.base_url)
+        netloc = f"{parts.hostname or ''}:{parts.port}" if parts.port else parts.hostname or ""
+        return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
     @property
     def tool_choice_keeps_prefix(self) -> bool:
