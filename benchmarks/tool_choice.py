@@ -272,6 +272,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=None, help="output cap per call (default: the provider's)")
     parser.add_argument("--single-only", action="store_true", help="skip the end-to-end runs")
     parser.add_argument("--levers", action="store_true", help="run the ladder of decoding levers")
+    parser.add_argument("--rungs", default=None, help="with --levers: only these rungs, e.g. 1,4,6 (0 is the first)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     model = Path(args.model) if args.model else find_default_model()
@@ -279,11 +280,12 @@ def main() -> None:
         out = args.out or LEVER_RESULTS
         ladder = []
         with LlamaServer(model) as server:
-            for name, rung in LADDER:
+            chosen = [int(i) for i in args.rungs.split(",")] if args.rungs else range(len(LADDER))
+            for name, rung in [LADDER[i] for i in chosen]:
                 print(f"== {name}", file=sys.stderr, flush=True)
                 summary = run(args, server, rung)["summary"]
                 ladder.append({"rung": name, **{k: summary[k] for k in _LEVER_FIELDS}})
-        command = summary["command"] + " --levers"
+        command = summary["command"] + " --levers" + (f" --rungs {args.rungs}" if args.rungs else "")
         out.write_text(json.dumps({"ladder": ladder, "command": command, "date": summary["date"]}, indent=2) + "\n")
         print(json.dumps(ladder, indent=2))
         return
