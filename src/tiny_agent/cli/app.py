@@ -50,6 +50,8 @@ Environment:
   TINY_AGENT_STORE    the session store file (like --store)
   TINY_AGENT_MODEL    the local model's .gguf file
   TINY_AGENT_LLAMA_SERVER   the llama-server binary of the local provider
+  LLAMA_API_KEY       the key of a llama-server given with --provider local --base-url
+  TINY_AGENT_CACHE_MIN_TOKENS   per-model minimum cacheable prompt, e.g. claude-sonnet-4-6=2048
 
 \b
 Exit codes:
