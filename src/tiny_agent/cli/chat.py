@@ -92,8 +92,13 @@ def _converse(runtime: Runtime, printer: Printer, read: Callable[[], str]) -> No
         if not text.strip():
             continue
         if text.lstrip().startswith("/"):
-            if commands.run(text.strip()) == "quit":
-                return
+            try:
+                if commands.run(text.strip()) == "quit":
+                    return
+            except KeyboardInterrupt:
+                # Only a command that calls the model (/compact) takes long enough to be interrupted;
+                # the log then holds the failed call and no compaction, and the chat goes on.
+                printer.line(f"({text.split()[0]} interrupted; the conversation is as it was)")
             continue
         result = runtime.agent.run(text)
         printer.answer(result.answer)
@@ -143,6 +148,7 @@ class Commands:
         keep = _number(arg, "/compact N") if arg else None
         ctx, provider = self.runtime.context, self.runtime.provider
         before_calls = len(ctx.ledger.calls)
+        self.printer.line("compacting: the model is writing the summary (Ctrl-C cancels)")
         try:
             done = ctx.compact(ctx.summarizer(provider), keep_turns=keep, provider=provider)
         except CompactionError as exc:

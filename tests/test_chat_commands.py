@@ -1,0 +1,56 @@
+"""Chat commands without a terminal: a Ctrl-C during /compact cancels the command, not the chat."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from tiny_agent.cli.chat import _converse
+from tiny_agent.cli.printer import Printer
+from tiny_agent.context.engine import Context
+from tiny_agent.testing import ScriptedProvider, tool_call
+from tiny_agent.types import Message, ToolResultBlock, ToolSpec
+
+READ = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
+
+
+def grown_context(provider: ScriptedProvider) -> Context:
+    ctx = Context("system", (READ,))
+    for i in range(4):
+        ctx.add_user(f"read f{i}")
+        ctx.complete(provider)
+        ctx.add_tool_result(ToolResultBlock(f"c{i}", "line\n" * 200))
+        ctx.complete(provider)
+    return ctx
+
+
+def test_ctrl_c_during_compact_leaves_the_conversation_as_it_was(capsys: pytest.CaptureFixture[str]) -> None:
+    def interrupted(body: dict[str, Any]) -> Message:
+        raise KeyboardInterrupt
+
+    replies: list[Any] = []
+    for i in range(4):
+        replies += [tool_call("read_file", f"c{i}", path=f"f{i}"), Message.assistant(f"done {i}")]
+    provider = ScriptedProvider([*replies, interrupted])
+    ctx = grown_context(provider)
+    entries = len(ctx.entries)
+    runtime = SimpleNamespace(context=ctx, provider=provider, session=None, agent=None)
+    typed = iter(["/compact 1", "/cost"])
+
+    def read() -> str:
+        try:
+            return next(typed)
+        except StopIteration:
+            raise EOFError from None
+
+    printer = Printer()
+    try:
+        _converse(runtime, printer, read)  # type: ignore[arg-type]
+    finally:
+        printer.close()
+    err = capsys.readouterr().err
+    assert "(/compact interrupted; the conversation is as it was)" in err
+    assert "calls" in err, "the chat went on to the next command"
+    assert not ctx.compactions and all(e.kind != "compaction" for e in ctx.entries[entries:])
