@@ -11,6 +11,7 @@ import anthropic
 import httpx2
 import pytest
 
+from tests.faults.wire import anthropic_message
 from tiny_agent.errors import (
     AuthenticationError,
     BadRequestError,
@@ -72,19 +73,7 @@ def provider(server: Server, **kwargs: Any) -> AnthropicProvider:
 
 
 def ok(content: list[dict[str, Any]], usage: dict[str, Any], stop_reason: str = "end_turn") -> httpx2.Response:
-    return httpx2.Response(
-        200,
-        json={
-            "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-haiku-4-5-20251001",
-            "content": content,
-            "stop_reason": stop_reason,
-            "stop_sequence": None,
-            "usage": usage,
-        },
-    )
+    return httpx2.Response(200, json=anthropic_message(content, usage, stop_reason))
 
 
 def error(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> httpx2.Response:

@@ -17,8 +17,8 @@ and writes are added back to give ``Usage.input_tokens`` the whole prompt.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import closing, contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, closing
 from typing import Any
 
 import anthropic
@@ -27,16 +27,14 @@ import httpx2
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.anthropic_reply import Accumulator, process
 from tiny_agent.providers.base import Wire
-from tiny_agent.providers.decode import ShapeError, reading, shape_error, whole_json
+from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
 from tiny_agent.providers.http_errors import (
     check_base_url,
     display_url,
     http_error,
     one_line,
     payload_error,
-    response_error,
     status_error_class,
-    transport_error,
 )
 from tiny_agent.providers.pricing import context_window_of, price_usd
 from tiny_agent.providers.retry import (
@@ -190,19 +188,10 @@ class AnthropicProvider:
         if error is not None:
             raise error
 
-    @contextmanager
-    def _boundary(self) -> Iterator[None]:
+    def _boundary(self) -> AbstractContextManager[None]:
         """The SDK's and ``httpx2``'s exceptions, during the call or while a stream is read, as ours."""
-        try:
-            yield
-        except anthropic.APIStatusError as exc:
-            raise self._status_error(exc) from exc
-        except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
-            raise transport_error(self.name, exc, self._timeout) from exc
-        except ShapeError as exc:  # an event that is not JSON, while a stream is read
-            raise shape_error(self.name, exc) from exc
-        except (httpx2.HTTPError, httpx2.StreamError, anthropic.AnthropicError) as exc:
-            raise response_error(self.name, f"the answer cannot be read ({type(exc).__name__}: {exc})") from exc
+        sdk = (anthropic.APIStatusError, anthropic.APIConnectionError, anthropic.AnthropicError)
+        return sdk_boundary(self.name, self._timeout, sdk, self._status_error)
 
     def _status_error(self, exc: anthropic.APIStatusError) -> Exception:
         body = exc.body

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import httpx2
 
 from tiny_agent.errors import ProviderResponseError
-from tiny_agent.providers.http_errors import response_error
+from tiny_agent.providers.http_errors import response_error, transport_error
 from tiny_agent.types import INVALID_JSON_KEY, Block, TextBlock, ToolResultBlock, ToolUseBlock
 
 __all__ = [
@@ -239,6 +239,29 @@ def reading(provider: str) -> Iterator[None]:
     except ShapeError as exc:
         raise shape_error(provider, exc) from exc
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise response_error(provider, f"the answer cannot be read ({type(exc).__name__}: {exc})") from exc
+
+
+@contextmanager
+def sdk_boundary(
+    provider: str,
+    timeout: float,
+    sdk: tuple[type[Exception], type[Exception], type[Exception]],
+    status_error: Callable[[Any], Exception],
+) -> Iterator[None]:
+    """An adapter's one mapping boundary: the SDK's and ``httpx2``'s exceptions, during the call or
+    while a stream is read, as ours. ``sdk`` is the SDK's (status error, connection error, base
+    error) classes; ``status_error`` turns the first into our HTTP error."""
+    status, connection, base = sdk
+    try:
+        yield
+    except status as exc:
+        raise status_error(exc) from exc
+    except (connection, httpx2.TransportError) as exc:
+        raise transport_error(provider, exc, timeout) from exc
+    except ShapeError as exc:  # an event that is not JSON, while a stream is read
+        raise shape_error(provider, exc) from exc
+    except (httpx2.HTTPError, httpx2.StreamError, base) as exc:
         raise response_error(provider, f"the answer cannot be read ({type(exc).__name__}: {exc})") from exc
 
 
