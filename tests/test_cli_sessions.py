@@ -233,9 +233,7 @@ def test_a_session_stored_before_appended_system_was_recorded_does_not_get_it_tw
     printer = Printer()
     try:
         stored = "You are careful.\n\nBe terse."
-        opts = {"system": None, "append_system": "Be terse."}
-        assert _system(opts, stored, None, printer) == stored
-        after_system = {"system": None, "append_system": "B"}
-        assert _system(after_system, "X\n\nA", "", printer) == "X\n\nA\n\nB", "--system reset what was appended"
+        assert _system(None, "Be terse.", stored, None, printer) == stored
+        assert _system(None, "B", "X\n\nA", "", printer) == "X\n\nA\n\nB", "--system reset what was appended"
     finally:
         printer.close()

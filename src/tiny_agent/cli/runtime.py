@@ -105,10 +105,12 @@ def _open(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, stac
 
     # What the user can get wrong is checked before the provider, which may start a server.
     workspace = _workspace(settings)
-    system = _system(opts, stored.get("system"), stored.get("appended_system"), printer)
-    if opts.get("append_system") is not None:
-        settings["appended_system"] = _text_or_file(opts["append_system"], "--append-system")
-    elif opts.get("system") is not None:
+    replace = _text_or_file(opts["system"], "--system")
+    extra = _text_or_file(opts["append_system"], "--append-system")
+    system = _system(replace, extra, stored.get("system"), stored.get("appended_system"), printer)
+    if extra is not None:
+        settings["appended_system"] = extra
+    elif replace is not None:
         settings["appended_system"] = ""  # a new system prompt: nothing of it was appended
     min_cacheable_tokens(str(settings.get("model") or ""), "anthropic")  # reads TINY_AGENT_CACHE_MIN_TOKENS
     provider = _provider(settings, opts)
@@ -224,13 +226,14 @@ def _workspace(settings: dict[str, Any]) -> Workspace:
     return workspace
 
 
-def _system(opts: dict[str, Any], stored: str | None, appended: str | None, printer: Printer) -> str | None:
-    """The system prompt to record: ``--system`` replaces, ``--append-system`` adds; None keeps the stored one.
+def _system(
+    replace: str | None, extra: str | None, stored: str | None, appended: str | None, printer: Printer
+) -> str | None:
+    """The system prompt to record: ``replace`` (``--system``) replaces, ``extra`` (``--append-system``)
+    adds; None keeps the stored one.
 
     On a resume, ``--append-system`` replaces what the session's last ``--append-system`` added
     (``appended``) rather than adding to it, so a flag given on every run does not pile up."""
-    replace = _text_or_file(opts["system"], "--system")
-    extra = _text_or_file(opts["append_system"], "--append-system")
     if replace is None and extra is None:
         return None
     base = replace if replace is not None else (stored or DEFAULT_SYSTEM)
