@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from tiny_agent.context.session import Session
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.cache_rules import min_cacheable_tokens
+from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.local import LocalProvider
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.store.base import Store
@@ -201,16 +201,8 @@ def _provider(settings: dict[str, Any], opts: dict[str, Any]) -> Provider:
         # given; its display name (the file's stem) is no path, so it is not remembered in its place.
         settings["model"] = settings.get("model") or provider.model
     if base_url:
-        settings["base_url"] = _without_credentials(base_url)
+        settings["base_url"] = display_url(base_url)  # no user:password, no query (some servers take a key there)
     return provider
-
-
-def _without_credentials(url: str) -> str:
-    """The URL to remember: no user:password, no query string (where some servers take a key)."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def _workspace(settings: dict[str, Any]) -> Workspace:

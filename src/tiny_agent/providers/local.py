@@ -14,7 +14,6 @@ server's state file know; it goes with every request, the counting ones included
 from __future__ import annotations
 
 import logging
-import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import httpx2
 
 from tiny_agent.errors import LocalServerError
 from tiny_agent.providers.base import Provider, Wire
+from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.json_guide import guide
 from tiny_agent.providers.json_tools import SCHEMA_NAME, response_format
 from tiny_agent.providers.llama_server import (
@@ -219,9 +219,7 @@ class LocalProvider:
     def cache_home(self) -> str:
         """The server whose memory holds the prompt cache: a new server starts with an empty one.
         It is stored in the session, so without any user:password or query string."""
-        parts = urllib.parse.urlsplit(self.base_url)
-        netloc = f"{parts.hostname or ''}:{parts.port}" if parts.port else parts.hostname or ""
-        return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+        return display_url(self.base_url)
 
     @property
     def tool_choice_keeps_prefix(self) -> bool:
