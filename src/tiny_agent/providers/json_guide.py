@@ -77,10 +77,11 @@ def guide(
             if enum is not None and path in enum:
                 schemas[name] = _with_paths(schemas[name], [p for p in enum if p != path])
     if follow_request and request_at is not None:
-        words = named_paths(_text(prompt.messages[request_at]))
+        request = _text(prompt.messages[request_at])
+        words = named_paths(request)
         if words & root_words:
             words.add(".")
-        schemas = _follow(schemas, words, existing, bool(_WRITING.search(_text(prompt.messages[request_at]))))
+        schemas = _follow(schemas, words, existing, bool(_WRITING.search(request)))
     if required_only:
         schemas = {name: _required_only(schema) for name, schema in schemas.items()}
     offered = {name: s for name, s in schemas.items() if _enum(s) != []}
