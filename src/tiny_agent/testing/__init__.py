@@ -1,0 +1,13 @@
+"""Fakes for tests and examples: a scripted provider in this process, and a billing fake on loopback.
+
+``ScriptedProvider`` answers from a list without any network. ``BillingFake`` is a model API on
+127.0.0.1 that both adapters reach through their real SDKs: it plays a scripted task (``ScriptedTask``)
+and bills every request the way the provider's cache does (``providers.cache_sim``), so what a
+session records can be checked against what a faithful server billed.
+"""
+
+from tiny_agent.testing.billing import Bill, BillingFake
+from tiny_agent.testing.scripted import ScriptedProvider, tool_call
+from tiny_agent.testing.tasks import ScriptedTask, Task
+
+__all__ = ["Bill", "BillingFake", "ScriptedProvider", "ScriptedTask", "Task", "tool_call"]
