@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tiny_agent.cli import main
+from tiny_agent.providers.pricing import TokenPrices
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider, tool_call
 from tiny_agent.types import Message, ModelResponse, Usage
@@ -32,6 +33,7 @@ class Script(list[ScriptedProvider]):
     """Every provider the CLI builds; each answers with the replies ``feed`` set before the run."""
 
     replies: list[Any]
+    prices: TokenPrices | None = None
 
 
 @pytest.fixture
@@ -41,7 +43,7 @@ def script(monkeypatch: pytest.MonkeyPatch) -> Script:
 
     def resolve(name: str | None, **kwargs: Any) -> ScriptedProvider:
         model = kwargs.get("model") or "scripted-model"
-        provider = ScriptedProvider(built.replies, model=model, name=name or "scripted")
+        provider = ScriptedProvider(built.replies, model=model, name=name or "scripted", prices=built.prices)
         built.append(provider)
         return provider
 
@@ -126,7 +128,7 @@ def test_settings_come_from_the_session(workspace: Path, script: Script) -> None
     assert script[-1].model == "m2"
     with SQLiteStore(store_path()) as store:
         entries = store.entries(sessions()[0]["id"])
-    changes = [e.body["settings"] for e in entries if e.kind == "config"]
+    changes = [e.body["settings"] for e in entries if e.kind in ("config", "run")]
     assert {"model": "m2"} in changes, "a flag on resume is recorded as a change"
     assert any(c.get("keep_turns") == 2 for c in changes)
 
@@ -192,7 +194,7 @@ def test_a_crash_left_calls_without_results(
 def test_a_budget_stop_says_how_to_go_on(
     workspace: Path, script: Script, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ScriptedProvider, "price", lambda self, usage: (usage.input_tokens or 0) * 1e-3)
+    script.prices = TokenPrices(input=1e-3, read=1e-3, write=1e-3, write_1h=1e-3, output=0.0)
     usage = Usage(400, 10, 0, 0)
     replies = [ModelResponse(tool_call("list_dir", f"c{i}", path="."), usage, "tool_use", "m") for i in range(5)]
     feed(script, *replies)

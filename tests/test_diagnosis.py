@@ -11,8 +11,9 @@ from tiny_agent.agent.report import format_event
 from tiny_agent.context.cache import fingerprint
 from tiny_agent.context.diagnosis import Before, diagnose, first_difference
 from tiny_agent.context.engine import Context, ContextConfig
+from tiny_agent.context.render import Renderer
 from tiny_agent.context.session import Session
-from tiny_agent.providers.cache_rules import cache_rules
+from tiny_agent.providers.profile import profile_for
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider, tool_call
 from tiny_agent.types import Message, ModelResponse, Prompt, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
@@ -158,19 +159,20 @@ def test_an_unexplained_miss_says_so() -> None:
 
 
 def test_a_changed_model_and_a_changed_message() -> None:
-    rules = cache_rules(MODEL, "anthropic")
+    profile = profile_for("anthropic", "anthropic", MODEL)
     old = Prompt(("s" * 5000,), (READ,), (Message.user("hello there"), Message.assistant("hi"), Message.user("go")))
     new = Prompt(old.system, old.tools, (Message.user("hello here"), Message.assistant("hi"), Message.user("go on")))
+    rendered = Renderer().render(new, ScriptedProvider([], model=MODEL))
     before = Before(0.0, MODEL, fingerprint(old), 2_000, old)
     usage = Usage(2_100, 5, 0, 2_100)
-    assert diagnose(before, new, "claude-opus-4-8", usage, 1.0, rules, 300.0) == (
+    assert diagnose(before, rendered, profile.with_model("claude-opus-4-8"), usage, 1.0) == (
         f"model changed: {MODEL} -> claude-opus-4-8"
     )
-    miss = diagnose(before, new, MODEL, usage, 1.0, rules, 300.0)
+    miss = diagnose(before, rendered, profile, usage, 1.0)
     assert miss is not None and miss.startswith("message #1 changed")
     assert "hello here" in miss and "hello there" in miss
     hit = Usage(2_100, 5, 1_990, 110)
-    assert diagnose(before, new, MODEL, hit, 1.0, rules, 300.0) is None
+    assert diagnose(before, rendered, profile, hit, 1.0) is None
 
 
 def test_first_difference() -> None:
@@ -178,12 +180,9 @@ def test_first_difference() -> None:
     assert first_difference("abc", "abcd") == 3
 
 
-class OneServer(ScriptedProvider):
+def OneServer(replies: list[Message | ModelResponse], cache_home: str) -> ScriptedProvider:
     """A provider whose cache lives in one server process, like the local llama.cpp server."""
-
-    def __init__(self, replies: list[Message | ModelResponse], cache_home: str) -> None:
-        super().__init__(replies, model=MODEL)
-        self.cache_home = cache_home
+    return ScriptedProvider(replies, model=MODEL, cache_home=cache_home)
 
 
 def test_a_new_server_is_named_as_the_miss_even_after_a_resume(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from tiny_agent.context.policy import ANTHROPIC_RATIOS, compaction_pays
 from tiny_agent.context.session import Session
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.prefix import without_marks
+from tiny_agent.providers.pricing import TokenPrices
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider, tool_call
 from tiny_agent.types import Message, ModelResponse, ToolResultBlock, ToolSpec, Usage
@@ -140,9 +141,10 @@ def test_budget_stops_at_90_percent_and_the_session_resumes(tmp_path: Path) -> N
     def reply(message: Message) -> ModelResponse:
         return ModelResponse(message, usage, "tool_use" if message.tool_uses else "end_turn", "claude-sonnet-4-6")
 
-    class Priced(ScriptedProvider):
-        def price(self, u: Usage) -> float | None:
-            return (u.input_tokens or 0) * 3e-6 + (u.output_tokens or 0) * 15e-6 + (u.cache_write_tokens or 0) * 0.75e-6
+    sonnet = TokenPrices(input=3e-6, read=3e-6, write=3.75e-6, write_1h=6e-6, output=15e-6)
+
+    def Priced(replies: list[ModelResponse]) -> ScriptedProvider:
+        return ScriptedProvider(replies, prices=sonnet)
 
     toolbox = Toolbox(Workspace(tmp_path).tools())
     with SQLiteStore(tmp_path / "s.db") as store:
@@ -158,7 +160,7 @@ def test_budget_stops_at_90_percent_and_the_session_resumes(tmp_path: Path) -> N
         provider = Priced([reply(Message.assistant("done"))])
         more = Agent(provider, toolbox, context=again.context, config=AgentConfig(budget_usd=3.0)).run("go on")
         assert more.stop == "done"
-        assert again.context.ledger.total_cost_usd == pytest.approx((spent or 0) + provider.price(usage))  # type: ignore[operator]
+        assert again.context.ledger.total_cost_usd == pytest.approx((spent or 0) + provider.profile.price(usage))  # type: ignore[operator]
 
 
 def test_a_budget_needs_a_priced_model() -> None:
@@ -196,10 +198,9 @@ def test_a_stored_context_rebuilds_ratios_per_purpose(tmp_path: Path) -> None:
 def test_a_provider_whose_prompt_ignores_tool_choice_gets_a_summary_call_without_tools() -> None:
     """The local model's JSON mode: forbidding tools changes only the decoding, so the summary forbids them."""
 
-    class JsonMode(ScriptedProvider):
-        tool_choice_keeps_prefix = True
-
-    provider = JsonMode([*reads(8), Message.assistant("the summary")], wire="openai")
+    provider = ScriptedProvider(
+        [*reads(8), Message.assistant("the summary")], wire="openai", tool_choice_keeps_prefix=True
+    )
     ctx = grown(provider, 8)
     assert ctx.compact(provider=provider, keep_turns=2) is not None
     turn, summary = provider.requests[-2], provider.requests[-1]

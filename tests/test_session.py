@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiny_agent.context.engine import NOT_RUN, Context, ContextConfig
+from tiny_agent.context.entries import CallOpened
 from tiny_agent.context.legality import check_messages
 from tiny_agent.context.log import MemoryLog, StoredLog
 from tiny_agent.context.session import Session
@@ -134,7 +135,7 @@ def crashed_session(store: SQLiteStore, tmp: Path) -> str:
     calls = (ToolUseBlock("a", "read_file", {"path": "1"}), ToolUseBlock("b", "read_file", {"path": "2"}))
     ctx.complete(ScriptedProvider([Message("assistant", calls)]))
     ctx.add_tool_result(ToolResultBlock("a", "one"))
-    ctx.append([("call", {"v": 1, "purpose": "turn", "model": "m", "chars": 10, "fingerprint": {}})])
+    ctx.append([CallOpened("turn", "m", 10, {})])
     return session.id  # no close(): the process "died"
 
 
@@ -206,6 +207,6 @@ def test_settings_come_from_the_session_and_flags_override_them(tmp_path: Path) 
         assert (again.context.system, again.context.config.keep_turns) == ("first system", 2)
         again.close()
         changed = Session.resume(store, first.id, config=ContextConfig(keep_turns=5), settings={"model": "y"})
-        assert changed.context.config.keep_turns == 5 and changed.context.settings["model"] == "y"
+        assert changed.context.config.keep_turns == 5 and changed.context.run_settings["model"] == "y"
         assert changed.context.system == "first system"
-        assert store.entries(first.id)[-1].kind == "config", "the override is recorded"
+        assert [e.kind for e in store.entries(first.id)[-2:]] == ["config", "run"], "the overrides are recorded"

@@ -29,11 +29,14 @@ __all__ = [
     "ToolSpec",
     "ToolUseBlock",
     "Usage",
+    "Wire",
     "block_from_dict",
     "message_from_dict",
 ]
 
 Role = Literal["user", "assistant"]
+Wire = Literal["anthropic", "openai"]
+"""A wire format: Anthropic Messages, or OpenAI Chat Completions."""
 
 INVALID_JSON_KEY = "__invalid_json__"
 """Key of a tool call's input when the model's arguments were not a JSON object; holds the raw text,

@@ -345,17 +345,17 @@ def test_exhausted_retries_surface_the_rate_limit() -> None:
 
 def test_price_context_window_and_count_tokens() -> None:
     p = provider(Server())
-    full = p.price(Usage(input_tokens=10_000, output_tokens=500))
-    cached = p.price(Usage(input_tokens=10_000, output_tokens=500, cache_read_tokens=8_000))
+    full = p.profile.price(Usage(input_tokens=10_000, output_tokens=500))
+    cached = p.profile.price(Usage(input_tokens=10_000, output_tokens=500, cache_read_tokens=8_000))
     assert full is not None and full > 0
     assert cached is not None and 0 < cached < full
-    assert p.price(Usage(input_tokens=None, output_tokens=500)) is None
-    window = p.context_window()
+    assert p.profile.price(Usage(input_tokens=None, output_tokens=500)) is None
+    window = p.profile.context_window
     assert isinstance(window, int) and window > 0
-    assert provider(Server(), context_window=1234).context_window() == 1234
+    assert provider(Server(), context_window=1234).profile.context_window == 1234
     unknown = AnthropicProvider(model="claude-does-not-exist-9", api_key="k")
-    assert unknown.context_window() is None
-    assert unknown.price(Usage(input_tokens=10, output_tokens=10)) is None
+    assert unknown.profile.context_window is None
+    assert unknown.profile.price(Usage(input_tokens=10, output_tokens=10)) is None
     assert p.count_tokens(Prompt((), (), conversation())) is None
 
 

@@ -125,9 +125,11 @@ def test_forbidding_tools_leaves_the_json_mode_prompt_alone() -> None:
     local = LocalProvider(base_url="http://127.0.0.1:9", api_key="k").start()
     auto = local.render(Prompt(("Be brief.",), tools, (Message.user("hi"),)))
     none = local.render(Prompt(("Be brief.",), tools, (Message.user("hi"),), tool_choice="none"))
-    assert local.tool_choice_keeps_prefix
+    assert local.profile.tool_choice_keeps_prefix
     assert none["messages"] == auto["messages"] and "response_format" in auto and "response_format" not in none
-    assert not LocalProvider(base_url="http://127.0.0.1:9", api_key="k", wire="anthropic").tool_choice_keeps_prefix
+    assert not LocalProvider(
+        base_url="http://127.0.0.1:9", api_key="k", wire="anthropic"
+    ).profile.tool_choice_keeps_prefix
 
 
 def test_a_given_server_gets_the_key_from_llama_api_key_and_a_401_names_it() -> None:
@@ -143,8 +145,9 @@ def test_a_given_server_gets_the_key_from_llama_api_key_and_a_401_names_it() -> 
 
 def test_the_server_recorded_for_the_cache_has_no_credentials() -> None:
     local = LocalProvider(base_url="http://bob:hunter2pass@127.0.0.1:9/v1?key=abc", api_key="k")
-    assert local.cache_home.startswith("http://127.0.0.1:9")
-    assert "hunter2pass" not in local.cache_home and "bob" not in local.cache_home and "abc" not in local.cache_home
+    home = local.profile.cache_home
+    assert home.startswith("http://127.0.0.1:9")
+    assert "hunter2pass" not in home and "bob" not in home and "abc" not in home
 
 
 def test_a_warm_server_names_the_model_it_runs_and_a_bigger_one_is_not_guided(

@@ -423,23 +423,23 @@ def test_exhausted_retries_surface_the_rate_limit() -> None:
 )
 def test_pricing_follows_the_profile_name(name: str, model: str) -> None:
     p = provider(Server(), name=name, model=model)
-    full = p.price(Usage(input_tokens=10_000, output_tokens=500))
-    cached = p.price(Usage(input_tokens=10_000, output_tokens=500, cache_read_tokens=8_000))
+    full = p.profile.price(Usage(input_tokens=10_000, output_tokens=500))
+    cached = p.profile.price(Usage(input_tokens=10_000, output_tokens=500, cache_read_tokens=8_000))
     assert full is not None and full > 0
     assert cached is not None and 0 < cached < full
-    window = p.context_window()
+    window = p.profile.context_window
     assert isinstance(window, int) and window > 0
 
 
 def test_unknown_endpoints_have_no_price_or_window() -> None:
     local = provider(Server(), name="local", model="gpt-4o-mini")
-    assert local.price(Usage(input_tokens=10, output_tokens=10)) is None
-    assert local.context_window() is None
+    assert local.profile.price(Usage(input_tokens=10, output_tokens=10)) is None
+    assert local.profile.context_window is None
     explicit = provider(
         Server(), name="local", model="deepseek-chat", pricing_provider_id="deepseek", context_window=8192
     )
-    assert explicit.price(Usage(input_tokens=10, output_tokens=10)) is not None
-    assert explicit.context_window() == 8192
+    assert explicit.profile.price(Usage(input_tokens=10, output_tokens=10)) is not None
+    assert explicit.profile.context_window == 8192
     assert explicit.count_tokens(Prompt((), (), conversation())) is None
 
 

@@ -8,15 +8,11 @@ to a budget: that is refused up front rather than discovered after the money is 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from tiny_agent.agent.control import BudgetSpent
 from tiny_agent.context.engine import Context
 from tiny_agent.errors import ConfigError
-from tiny_agent.providers.base import Provider
+from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.types import Usage
-
-if TYPE_CHECKING:
-    from tiny_agent.agent.loop import RunResult
 
 __all__ = ["STOP_SHARE", "Budget"]
 
@@ -29,37 +25,36 @@ DEFAULT_OUTPUT = 512
 class Budget:
     """Dollars a session may spend with one provider."""
 
-    def __init__(self, usd: float, provider: Provider) -> None:
-        if provider.price(Usage(1000, 100, 0, 0)) is None:
+    def __init__(self, usd: float, profile: ProviderProfile) -> None:
+        if profile.prices is None:
             raise ConfigError(
-                f"--budget-usd needs the model's price, and {provider.name} model {provider.model!r} has no known "
+                f"--budget-usd needs the model's price, and {profile.name} model {profile.model!r} has no known "
                 "price; drop the budget or choose a priced model"
             )
         self.usd = usd
-        self.provider = provider
+        self.profile = profile
 
     def spent(self, context: Context) -> float:
         return context.ledger.total_cost_usd or 0.0
 
     def next_call(self, context: Context) -> float:
         """The likely cost of the next request: its counted size, the part the previous turn left in
-        the cache read at the cache price, the rest written, and an output like the turns' so far."""
+        the cache read at the cache price, the rest written where writes are billed, and an output
+        like the turns' so far."""
         tokens = context.context_tokens()
         turns = [c for c in context.ledger.calls if c.purpose == "turn"]
         cached = min(tokens, turns[-1].usage.input_tokens or 0) if turns else 0
         outputs = [c.usage.output_tokens for c in turns if c.usage.output_tokens is not None]
         output = max(outputs) if outputs else DEFAULT_OUTPUT
-        write = tokens - cached if self.provider.wire == "anthropic" else None
-        return self.provider.price(Usage(tokens, output, cached, write)) or 0.0
+        write = tokens - cached if self.profile.cache.writes_billed else 0
+        return self.profile.price(Usage(tokens, output, cached, write)) or 0.0
 
-    def exhausted(self, context: Context, result: RunResult) -> bool:
-        """True (and ``result`` says why) when the next call must not be made."""
+    def check(self, context: Context) -> None:
+        """Raise ``BudgetSpent`` (saying where the budget stands) when the next call must not be made."""
         spent = self.spent(context)
         upcoming = self.next_call(context)
         if spent < STOP_SHARE * self.usd and spent + upcoming <= self.usd:
-            return False
-        result.stop = "budget"
-        result.detail = (
+            return
+        raise BudgetSpent(
             f"${spent:.4f} of the ${self.usd:.2f} budget spent; the next call would cost about ${upcoming:.4f}"
         )
-        return True

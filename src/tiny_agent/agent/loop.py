@@ -7,16 +7,18 @@ print them and a library user can log, meter, stream or stop on them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
 
 from tiny_agent.agent.budget import Budget
+from tiny_agent.agent.control import CallFailed, CutTwice, Illegal, Repeating, StepLimit, StopReason, StopRun
 from tiny_agent.agent.tools import Toolbox
 from tiny_agent.context.compaction import Compaction
 from tiny_agent.context.engine import Context, ContextConfig
+from tiny_agent.context.entries import RunStop
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import CompactionError, ConfigError, IllegalRequestError, ProviderError, TinyAgentError
 from tiny_agent.providers.base import Provider
@@ -52,19 +54,6 @@ CUT_CALL = (
     "Nothing was changed. Make the call again with less content (write a big file in several smaller files)."
 )
 INTERRUPTED_BY_USER = "[not run: the user interrupted the turn before this tool call ran]"
-
-StopReason = Literal[
-    "done",
-    "max_tokens",
-    "step_limit",
-    "repeating",
-    "provider_error",
-    "illegal_request",
-    "refused",
-    "empty",
-    "budget",
-    "interrupted",
-]
 
 
 @dataclass(frozen=True)
@@ -190,39 +179,43 @@ class Agent:
         for pin in pins:
             self.context.pin(pin)
         self.on_event = on_event
-        self.budget = Budget(self.config.budget_usd, provider) if self.config.budget_usd is not None else None
+        budget = self.config.budget_usd
+        self.budget = Budget(budget, provider.profile) if budget is not None else None
 
     def run(self, task: str) -> RunResult:
         """Add ``task`` as user input and loop until the model answers without a tool call.
 
         Ctrl-C (KeyboardInterrupt) ends the run with stop "interrupted": the reply in flight is
         dropped, calls that had not run get an "interrupted" result, and the context stays legal.
+        How the run ended is recorded in the log (a ``stop`` entry).
         """
         result = RunResult("step_limit", "", 0)
         try:
             self.context.add_user(task)
-            return self._loop(result)
+            self._loop(result)
+        except StopRun as stop:
+            result.stop, result.detail, result.error = stop.stop, stop.detail, stop.error
         except KeyboardInterrupt:
             result.stop = "interrupted"
             waiting = self.context.close_interrupted(INTERRUPTED_BY_USER)
             if waiting:
                 result.detail = f"{len(waiting)} tool call(s) not run"
-            return result
+        self._record_stop(result)
+        return result
 
-    def _loop(self, result: RunResult) -> RunResult:
+    def _loop(self, result: RunResult) -> None:
+        """Steps until the model answers (``result`` filled in); every other ending raises ``StopRun``."""
         failures: list[str] = []
         cut_turns = 0
         for step in range(1, self.config.max_steps + 1):
             result.steps = step
             try:
                 self._maybe_compact(result)
-                if self.budget is not None and self.budget.exhausted(self.context, result):
-                    return result
-                response = self._complete()
-            except ProviderError as exc:
-                return self._stop(result, "provider_error", exc)
-            except IllegalRequestError as exc:
-                return self._stop(result, "illegal_request", exc)
+            except ProviderError as exc:  # counting the window on a local server that went away
+                raise CallFailed(error=exc) from exc
+            if self.budget is not None:
+                self.budget.check(self.context)
+            response = self._complete()
             tokens = self.context.context_tokens()
             self._emit(result, TurnEvent(step, self.context.ledger.calls[-1], tokens, response.stop_reason))
             calls = response.message.tool_uses
@@ -232,26 +225,35 @@ class Agent:
                     self._record_tool(result, step, call, ToolResultBlock(call.id, CUT_CALL, is_error=True), 0.0)
                 cut_turns += 1
                 if cut_turns >= 2:
-                    result.stop = "max_tokens"
-                    return result
+                    raise CutTwice()
                 continue
             cut_turns = 0
             if not calls:
-                return self._answer(result, response)
+                self._answer(result, response)
+                return
             results = [self._run_tool(result, step, call) for call in calls]
             failures = _repeated_failures(failures, calls, results)
             if len(failures) >= self.config.max_repeats:
-                result.stop = "repeating"
-                return result
-        return result
+                raise Repeating()
+        raise StepLimit()
 
     def _complete(self) -> ModelResponse:
-        grammar = self.toolbox.grammar() if getattr(self.provider, "wants_tool_grammar", False) else None
-        return self.context.complete(
-            self.provider, tool_grammar=grammar, stream=self.config.stream, on_event=self._provider_event
-        )
+        profile = self.provider.profile
+        grammar = self.toolbox.grammar() if profile.tool_grammar else None
+        try:
+            return self.context.complete(
+                self.provider, tool_grammar=grammar, stream=self.config.stream, on_event=self._provider_event
+            )
+        except ProviderError as exc:
+            raise CallFailed(error=exc) from exc
+        except IllegalRequestError as exc:
+            raise Illegal(error=exc) from exc
 
-    def _answer(self, result: RunResult, response: ModelResponse) -> RunResult:
+    def _record_stop(self, result: RunResult) -> None:
+        with contextlib.suppress(TinyAgentError):  # the store failed: the run's own error says so
+            self.context.append([RunStop(result.stop, result.steps, result.detail)])
+
+    def _answer(self, result: RunResult, response: ModelResponse) -> None:
         result.answer = response.message.text
         if response.stop_reason == "refusal":
             result.stop = "refused"
@@ -261,7 +263,6 @@ class Agent:
             result.stop = "max_tokens"
         else:
             result.stop = "done"
-        return result
 
     def _run_tool(self, result: RunResult, step: int, call: ToolUseBlock) -> ToolResultBlock:
         started = time.monotonic()
@@ -289,10 +290,6 @@ class Agent:
         if compaction is not None:
             calls = self.context.ledger.calls[calls_before:]
             self._emit(result, CompactionEvent(compaction, calls[-1] if calls else None))
-
-    def _stop(self, result: RunResult, stop: StopReason, error: TinyAgentError) -> RunResult:
-        result.stop, result.error = stop, error
-        return result
 
     def _provider_event(self, event: ProviderEvent) -> None:
         if self.on_event is not None:

@@ -120,9 +120,10 @@ def _printer(opts: dict[str, Any]) -> Printer:
 
 def _header(printer: Printer, runtime: Runtime) -> None:
     provider = runtime.provider
-    where = f" · {provider.base_url}" if hasattr(provider, "base_url") and provider.name == "local" else ""
+    profile = provider.profile
+    where = f" · {profile.cache_home}" if profile.cache_home else ""
     session = f" · session {runtime.session.id[:12]}" if runtime.session else ""
-    printer.info(f"[{provider.name} · {provider.model}{where} · workspace {runtime.workspace.root}{session}]")
+    printer.info(f"[{profile.name} · {profile.model}{where} · workspace {runtime.workspace.root}{session}]")
     for note in runtime.notes:
         printer.line(f"tiny-agent: {note}")
 

@@ -60,7 +60,9 @@ def chat_loop(click_ctx: click.Context, opts: dict[str, Any]) -> int:
     try:
         provider = runtime.provider
         session = f" · session {runtime.session.id[:12]}" if runtime.session else ""
-        printer.line(f"[{provider.name} · {provider.model} · workspace {runtime.workspace.root}{session}]")
+        printer.line(
+            f"[{provider.profile.name} · {provider.profile.model} · workspace {runtime.workspace.root}{session}]"
+        )
         for note in runtime.notes:
             printer.line(f"tiny-agent: {note}")
         printer.line("type a message; /help for commands; Ctrl-D to leave")
@@ -165,7 +167,7 @@ class Commands:
         )
 
     def cost(self, arg: str) -> None:
-        for row in format_cost(self.runtime.context.ledger, self.runtime.provider.price):
+        for row in format_cost(self.runtime.context.ledger, self.runtime.provider.profile.price):
             self.printer.line(row)
 
     def pin(self, arg: str) -> None:

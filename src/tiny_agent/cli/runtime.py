@@ -95,7 +95,7 @@ def _open(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, stac
         if session is not None:
             stack.callback(session.close)
 
-    stored = session.context.settings if session is not None else {}
+    stored = {**session.context.settings, **session.context.run_settings} if session is not None else {}
     settings = {k: opts[k] for k in SESSION_SETTINGS if k in opts and given(click_ctx, k)}
     for key in SESSION_SETTINGS:
         if key not in settings and key in stored:
@@ -116,7 +116,7 @@ def _open(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, stac
     provider = _provider(settings, opts)
     if isinstance(provider, LocalProvider):
         stack.enter_context(provider)
-    window = opts.get("context_window") or provider.context_window()
+    window = opts.get("context_window") or provider.profile.context_window
     if window and not settings.get("max_output_chars"):
         # One tool result may take about a quarter of a small window (~3 characters a token).
         workspace.max_output_chars = min(workspace.max_output_chars, window * 3 // 4)
@@ -131,7 +131,8 @@ def _open(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, stac
     if session is not None:
         context = session.context
         context.tools = toolbox.specs
-        context.configure(**recorded, **({"system": system} if system else {}), **(config.settings() if config else {}))
+        context.configure(**({"system": system} if system else {}), **(config.settings() if config else {}))
+        context.record_run(**recorded)
     elif store is not None:
         session = Session.start(
             store,
@@ -195,11 +196,11 @@ def _provider(settings: dict[str, Any], opts: dict[str, Any]) -> Provider:
             kwargs[key] = value
     base_url = settings.get("base_url")
     provider = resolve_provider(settings.get("provider"), model=settings.get("model"), base_url=base_url, **kwargs)
-    settings["provider"] = provider.name
-    if provider.name != "local":
+    settings["provider"] = provider.profile.name
+    if provider.profile.name != "local":
         # The local provider's model is a .gguf path the user gave, or the embedded one when none was
         # given; its display name (the file's stem) is no path, so it is not remembered in its place.
-        settings["model"] = settings.get("model") or provider.model
+        settings["model"] = settings.get("model") or provider.profile.model
     if base_url:
         settings["base_url"] = display_url(base_url)  # no user:password, no query (some servers take a key there)
     return provider

@@ -12,13 +12,21 @@ cache_write=0. A compaction rewrites the window and starts a new prefix; that mi
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tiny_agent.context.tokens import Serialized, canonical
 from tiny_agent.types import CachePlan, Message, Prompt
 
-__all__ = ["fingerprint", "plan_cache", "shared_layers"]
+__all__ = [
+    "chain_step",
+    "fingerprint",
+    "head_fingerprint",
+    "message_chain",
+    "plan_cache",
+    "shared_layers",
+    "shared_messages",
+]
 
 
 def plan_cache(messages: Sequence[Message]) -> CachePlan:
@@ -36,67 +44,85 @@ def plan_cache(messages: Sequence[Message]) -> CachePlan:
 
 
 def _digest(payload: Any) -> str:
-    text = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return hashlib.sha256(canonical(payload).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def message_chain(messages: Sequence[Message]) -> list[str]:
+def chain_step(previous: str, text: str) -> str:
+    """The chain's hash after a message whose ``canonical`` JSON is ``text``: the digest of
+    ``[previous, message]``, built from the message's serialisation instead of serialising it again."""
+    return hashlib.sha256(f'["{previous}",{text}]'.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def message_chain(messages: Sequence[Message], texts: Serialized | None = None) -> list[str]:
     """A hash per message that covers every message before it too: two requests share a message
     prefix exactly as long as their chains agree."""
+    texts = texts or Serialized()
     chain: list[str] = []
     previous = ""
     for message in messages:
-        previous = _digest([previous, message.to_dict()])
+        previous = chain_step(previous, texts.text(message))
         chain.append(previous)
     return chain
 
 
-def fingerprint(prompt: Prompt) -> dict[str, Any]:
+def head_fingerprint(prompt: Prompt) -> dict[str, Any]:
+    """The prefix layers before the messages: tools, their names, system, pins."""
+    tools = [{"name": t.name, "description": t.description, "schema": dict(t.input_schema)} for t in prompt.tools]
+    system = prompt.system[0] if prompt.system and not prompt.system[0].startswith("<constraints>") else ""
+    pins = prompt.system[-1] if prompt.system and prompt.system[-1].startswith("<constraints>") else ""
+    return {
+        "tools": _digest(tools),
+        "tool_names": [t.name for t in prompt.tools],
+        "system": _digest(system),
+        "pins": _digest(pins),
+    }
+
+
+def fingerprint(prompt: Prompt, chain: Sequence[str] | None = None) -> dict[str, Any]:
     """Hashes of a request's prefix layers, in cache order: tools, system, pins, then the messages.
 
     Kept on every call record (a constant size, whatever the length of the conversation: the
     messages as a count and the last hash of their chain). Comparing it with the previous request's
     says which layer changed when a call reads less cache than expected.
     """
-    tools = [{"name": t.name, "description": t.description, "schema": dict(t.input_schema)} for t in prompt.tools]
-    system = prompt.system[0] if prompt.system and not prompt.system[0].startswith("<constraints>") else ""
-    pins = prompt.system[-1] if prompt.system and prompt.system[-1].startswith("<constraints>") else ""
-    chain = message_chain(prompt.messages)
-    return {
-        "tools": _digest(tools),
-        "tool_names": [t.name for t in prompt.tools],
-        "system": _digest(system),
-        "pins": _digest(pins),
-        "messages": len(chain),
-        "chain": chain[-1] if chain else "",
-    }
+    chain = message_chain(prompt.messages) if chain is None else chain
+    return {**head_fingerprint(prompt), "messages": len(chain), "chain": chain[-1] if chain else ""}
 
 
 def shared_layers(
-    previous: Mapping[str, Any], current: Prompt, previous_messages: Sequence[Message] | None = None
+    previous: Mapping[str, Any],
+    current: Mapping[str, Any],
+    chain: Sequence[str],
+    previous_chain: Sequence[str] | None = None,
 ) -> tuple[list[str], int]:
-    """Which prefix layers ``current`` shares with the request ``previous`` fingerprints, in cache
-    order, and how many of its messages (exactly where the previous messages are at hand, else all
-    or nothing).
+    """Which prefix layers the request fingerprinted ``current`` (its message chain ``chain``) shares
+    with the one fingerprinted ``previous``, in cache order, and how many of its messages (exactly
+    where the previous chain is at hand, else all or nothing).
 
     The cache reads a prefix, so the walk stops at the first layer that differs: if the system
     prompt changed, nothing after it (pins, messages) can be read, even if it is identical.
     """
-    now = fingerprint(current)
     shared: list[str] = []
     for layer in ("tools", "system", "pins"):
-        if previous.get(layer) != now.get(layer):
+        if previous.get(layer) != current.get(layer):
             return shared, 0
         shared.append(layer)
+    return shared, shared_messages(previous, chain, previous_chain)
+
+
+def shared_messages(
+    previous: Mapping[str, Any], chain: Sequence[str], previous_chain: Sequence[str] | None = None
+) -> int:
+    """How many leading messages a request (its message chain ``chain``) shares with the request
+    fingerprinted ``previous``: exactly where the previous chain is at hand, else all or nothing."""
     count = previous.get("messages")
-    chain = message_chain(current.messages)
     if isinstance(count, int) and 0 < count <= len(chain) and chain[count - 1] == previous.get("chain"):
-        return shared, count
-    if previous_messages is None:
-        return shared, 0
+        return count
+    if previous_chain is None:
+        return 0
     common = 0
-    for a, b in zip(message_chain(previous_messages), chain, strict=False):
+    for a, b in zip(previous_chain, chain, strict=False):
         if a != b:
             break
         common += 1
-    return shared, common
+    return common

@@ -1,74 +1,98 @@
-"""One model call on the record, and the previous request it is compared with.
+"""One model call on the record: render once, check, send, record.
 
 A ``call`` entry is committed before the send (so a crash mid-call leaves a call with unknown
 usage, never a silent gap), then the response and its ``call_done`` (usage, cost, time, the
-diagnosed cache miss) together, or a ``call_failed``.
+diagnosed cache miss) together, or a ``call_failed``. The engine is reached through ``Recorder``,
+the little it needs of it, so this module does not import the engine that uses it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import logging
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
-from tiny_agent.context.cache import fingerprint
+from tiny_agent.context.cache import message_chain, shared_messages
 from tiny_agent.context.config import EMPTY_REPLY
-from tiny_agent.context.diagnosis import Before, diagnose, rules_for
+from tiny_agent.context.diagnosis import Before, diagnose
+from tiny_agent.context.entries import CallDone, CallFailed, CallOpened, Response, TypedEntry
 from tiny_agent.context.legality import drop_empty_text
-from tiny_agent.context.log import new_entry
-from tiny_agent.context.state import State, render_prompt
-from tiny_agent.context.tokens import CallRecord, prompt_chars
+from tiny_agent.context.render import Rendered
+from tiny_agent.context.state import State
+from tiny_agent.context.tokens import CallRecord
 from tiny_agent.providers.base import Provider
-from tiny_agent.types import ModelResponse, OnProviderEvent, Prompt, TextBlock
+from tiny_agent.types import Entry, ModelResponse, OnProviderEvent, Prompt, TextBlock
 
-if TYPE_CHECKING:
-    from tiny_agent.context.engine import Context
-
-__all__ = ["call", "previous_request"]
+__all__ = ["Recorder", "call", "previous_request"]
 
 log = logging.getLogger(__name__)
 
 
+class Recorder(Protocol):
+    """What a call on the record needs from the engine."""
+
+    clock: Callable[[], float]
+    last_rendered: Rendered | None
+    """The newest request this process sent (the miss diagnosis quotes it)."""
+
+    @property
+    def state(self) -> State: ...
+
+    @property
+    def entries(self) -> Sequence[Entry]: ...
+
+    def append(self, values: Sequence[TypedEntry]) -> list[Entry]: ...
+
+    def legal(self, prompt: Prompt, provider: Provider) -> Rendered: ...
+
+    def replayed_prompt(self, before_seq: int) -> Prompt: ...
+
+
 def call(
-    ctx: Context,
+    engine: Recorder,
     provider: Provider,
     prompt: Prompt,
     purpose: str,
     *,
     stream: bool = False,
     on_event: OnProviderEvent | None = None,
-) -> ModelResponse:
-    state = ctx.state
+) -> tuple[ModelResponse, CallRecord]:
+    state = engine.state
+    profile = provider.profile
     if state.last_done is not None and state.last_done[1].response_id:
         prompt = dataclasses.replace(prompt, previous_response_id=state.last_done[1].response_id)
-    prompt, body = ctx.legal(provider, prompt)
-    before = previous_request(ctx)
-    prints = fingerprint(prompt)
-    chars = prompt_chars(prompt)
-    server = str(getattr(provider, "cache_home", "") or "")
-    extra = {"server": server} if server else {}
-    (opened,) = ctx.append(
-        [new_entry("call", purpose=purpose, model=provider.model, chars=chars, fingerprint=prints, **extra)]
+    rendered = engine.legal(prompt, provider)
+    before = previous_request(engine)
+    shared = shared_messages(before.fingerprint, rendered.chain, before.chain) if before else None
+    opened = CallOpened(
+        purpose,
+        profile.model,
+        rendered.chars,
+        rendered.fingerprint,
+        profile.cache_home,
+        profile.name,
+        tuple(state.changes),
+        shared,
     )
-    ctx.remember(prompt)
+    (entry,) = engine.append([opened])
+    engine.last_rendered = rendered
     started = time.monotonic()
+    body = rendered.body
     try:
         response = provider.stream(body, on_event=on_event) if stream else provider.send(body, on_event=on_event)
     except BaseException as exc:
         reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc) or type(exc).__name__
         with contextlib.suppress(Exception):
-            ctx.append([new_entry("call_failed", call=opened.seq, error=reason)])
+            engine.append([CallFailed(entry.seq, reason)])
         raise
     seconds = time.monotonic() - started
-    rules, ttl = rules_for(provider, str(getattr(provider, "cache_ttl", "5m")))
-    marked = provider.wire != "anthropic" or "cache_control" in json.dumps(body)
-    miss = diagnose(before, prompt, provider.model, response.usage, ctx.clock(), rules, ttl, marked, server)
+    miss = diagnose(before, rendered, profile, response.usage, engine.clock())
     record = CallRecord(
         response.usage,
-        provider.price(response.usage),
+        profile.price(response.usage),
         seconds,
         response.model,
         response.prefill_ms,
@@ -79,39 +103,48 @@ def call(
         provider_miss=response.provider_miss,
     )
     if purpose == "turn" and before is not None and "compaction" in before.changes:
-        _log_estimate_error(ctx, response)
-    done = new_entry("call_done", call=opened.seq, **record.to_body())
+        _log_estimate_error(state, response)
+    done = CallDone(entry.seq, record)
     if purpose == "turn":
         message = drop_empty_text(response.message)
         content = message.content or (TextBlock(EMPTY_REPLY),)
-        reply = new_entry("response", content=[b.to_dict() for b in content], call=opened.seq)
-        ctx.append([reply, done])
+        engine.append([Response(content, entry.seq), done])
     else:
-        ctx.append([done])
-    return response
+        engine.append([done])
+    return response, state.ledger.calls[-1]
 
 
-def previous_request(ctx: Context) -> Before | None:
+def previous_request(engine: Recorder) -> Before | None:
     """The previous request, for the miss diagnosis: its fingerprint and size from the log, its
-    text from memory (or, after a resume, re-rendered from the log as it stood then)."""
-    state = ctx.state
+    text and chain from memory (or, after a resume, re-rendered from the log as it stood then)."""
+    state = engine.state
     if state.last_done is None:
         return None
     opened, record = state.last_done
-    prompt = ctx.remembered()
-    if prompt is None and opened.purpose == "turn":
-        prompt = render_prompt(State.of(e for e in ctx.entries if e.seq < opened.seq))
+    last = engine.last_rendered
+    prompt = last.prompt if last is not None else None
+    chain: Sequence[str] | None = last.chain if last is not None else None
+    if last is None and opened.purpose == "turn":
+        prompt = engine.replayed_prompt(opened.seq)
+        chain = message_chain(prompt.messages)
     answered = record.at or opened.at  # the entry is written when the reply arrives: its lifetime starts there
     return Before(
-        answered, opened.model, opened.fingerprint, record.usage.input_tokens, prompt, state.changes, opened.server
+        answered,
+        opened.model,
+        opened.fingerprint,
+        record.usage.input_tokens,
+        prompt,
+        state.changes,
+        opened.server,
+        chain,
     )
 
 
-def _log_estimate_error(ctx: Context, response: ModelResponse) -> None:
+def _log_estimate_error(state: State, response: ModelResponse) -> None:
     """The first turn after a compaction: how far the engine's estimate of the new window was."""
     measured = response.usage.input_tokens
-    if not measured or not ctx.state.compactions:
+    if not measured or not state.compactions:
         return
-    estimate = ctx.state.compactions[-1].tokens_after or 0
+    estimate = state.compactions[-1].tokens_after or 0
     error = 100 * (estimate - measured) / measured
     log.debug("size estimate after compaction: %s tokens, measured %s (%+.1f%%)", estimate, measured, error)

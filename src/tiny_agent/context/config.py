@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
@@ -60,6 +61,11 @@ class ContextConfig:
 
     def settings(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def of(cls, settings: Mapping[str, Any]) -> ContextConfig:
+        """The config in ``settings`` (other keys ignored); raises ConfigError on a bad value."""
+        return cls(**{k: v for k, v in settings.items() if k in CONFIG_KEYS})
 
 
 CONFIG_KEYS = frozenset(f.name for f in fields(ContextConfig))

@@ -12,16 +12,15 @@ said plainly as unexplained (the provider evicted the entry, or routed the reque
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tiny_agent.context.cache import shared_layers
-from tiny_agent.providers.base import Provider
-from tiny_agent.providers.cache_rules import LOOKBACK_BLOCKS, CacheRules, cache_rules
+from tiny_agent.context.render import Rendered
+from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.types import Message, Prompt, Usage
 
-__all__ = ["Before", "diagnose", "first_difference", "rules_for"]
+__all__ = ["Before", "diagnose", "first_difference"]
 
 TOLERANCE = 0.9
 """A read of at least 90% of the previous request counts as a hit: chat templates re-render the last
@@ -42,34 +41,18 @@ class Before:
     """What the log recorded between it and now: "compaction", "clear"."""
     server: str = ""
     """The server that holds its cache, where that is one process (``OpenCall.server``)."""
-
-
-def rules_for(provider: Provider, ttl: str = "5m") -> tuple[CacheRules, float]:
-    """The cache rules of ``provider``'s model and the lifetime of an entry in seconds.
-
-    A llama.cpp server (the local provider) keeps any prefix in its slot until another replaces it."""
-    if provider.name == "local":
-        return CacheRules(provider.wire, provider.model, 0, increment=1), math.inf
-    rules = cache_rules(provider.model, provider.wire)
-    return rules, float(rules.ttl_seconds.get("1h" if ttl == "1h" else "5m", 300))
+    chain: Sequence[str] | None = None
+    """Its message hash chain, when this process still has it (for the exact shared prefix)."""
 
 
 def diagnose(
-    before: Before | None,
-    prompt: Prompt,
-    model: str,
-    usage: Usage,
-    now: float,
-    rules: CacheRules,
-    ttl_seconds: float,
-    marked: bool = True,
-    server: str = "",
+    before: Before | None, rendered: Rendered, profile: ProviderProfile, usage: Usage, now: float
 ) -> str | None:
-    """The cause of a miss in one line, or None when the call read what it could (or cannot tell).
-    ``marked``: the request carried a cache breakpoint (where the wire needs them to cache at all);
-    ``server``: the server this request went to, where the cache is one process (``Before.server``)."""
+    """The cause of a miss in one line, or None when the call read what it could (or cannot tell)."""
     if before is None or before.input_tokens is None or usage.cache_read_tokens is None:
         return None
+    rules = profile.cache
+    model, prompt, server = profile.model, rendered.prompt, profile.cache_home
     expected = before.input_tokens
     if expected >= rules.min_tokens and usage.cache_read_tokens >= TOLERANCE * expected - rules.increment:
         return None
@@ -80,9 +63,7 @@ def diagnose(
             f"another server: the previous request went to {before.server}, this one to {server}, whose cache "
             "started empty (`tiny-agent local start` keeps one server, and its cache, between runs)"
         )
-    layers, shared_messages = shared_layers(
-        before.fingerprint, prompt, before.prompt.messages if before.prompt else None
-    )
+    layers, shared_messages = shared_layers(before.fingerprint, rendered.fingerprint, rendered.chain, before.chain)
     if "tools" not in layers:
         return "tools changed: " + _tools_change(before, prompt)
     if "system" not in layers:
@@ -97,6 +78,7 @@ def diagnose(
     previous_messages = count if isinstance(count, int) else 0
     if shared_messages < previous_messages - 1:
         return f"message #{shared_messages + 1} changed" + _message_change(before.prompt, prompt, shared_messages)
+    ttl_seconds = profile.lifetime
     if now - before.at > ttl_seconds:
         idle = now - before.at
         return f"the cache entry expired: {idle:,.0f}s since the previous request (lifetime {ttl_seconds:,.0f}s)"
@@ -105,11 +87,14 @@ def diagnose(
             f"below the minimum: the previous request ({expected:,} tokens) is shorter than {model}'s minimum "
             f"cacheable prompt ({rules.min_tokens:,} tokens), so nothing was cached"
         )
-    if rules.max_breakpoints and not marked:
+    if rules.mode == "explicit" and not rendered.marks:
         return "no cache breakpoint: the request marked nothing to cache (cache_control), so nothing was written"
     added = _blocks(prompt.messages) - _blocks(before.prompt.messages) if before.prompt else 0
-    if rules.lookback_blocks and added >= LOOKBACK_BLOCKS:
-        return f"lookback: {added} new blocks since the previous request; the cache looks back only {LOOKBACK_BLOCKS}"
+    if rules.lookback_blocks and added >= rules.lookback_blocks:
+        return (
+            f"lookback: {added} new blocks since the previous request; the cache looks back only "
+            f"{rules.lookback_blocks}"
+        )
     return (
         f"unexplained: read {usage.cache_read_tokens:,} of the {expected:,} tokens the previous request sent, "
         "with an identical prefix (the provider may have evicted the entry)"

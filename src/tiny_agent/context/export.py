@@ -29,7 +29,7 @@ def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat 
             yield json.dumps({"seq": e.seq, "id": e.id, "kind": e.kind, "at": e.at, "body": e.body}, ensure_ascii=False)
         return
     context = Context(log=MemoryLog(entries))
-    model = str(context.settings.get("model") or "unknown")
+    model = str(context.run_settings.get("model") or "unknown")
     prompt = Prompt(context.system_blocks(), context.tools, context.messages)
     # Each SDK takes a second to import: only the one asked for is loaded.
     if fmt == "anthropic":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from tiny_agent.context.cache import shared_layers
+from tiny_agent.context.cache import fingerprint, message_chain, shared_layers
 from tiny_agent.context.compaction import SUMMARY_HEADER
 from tiny_agent.context.engine import Context
 from tiny_agent.providers.base import Provider
@@ -60,8 +60,8 @@ def inspect_context(context: Context, provider: Provider | None = None) -> Conte
     shared: list[str] = []
     shared_messages = 0
     if before is not None:
-        previous = before.prompt.messages if before.prompt else None
-        shared, shared_messages = shared_layers(before.fingerprint, prompt, previous)
+        chain = message_chain(prompt.messages, context.ledger.texts)
+        shared, shared_messages = shared_layers(before.fingerprint, fingerprint(prompt, chain), chain, before.chain)
     tools_chars = len(json.dumps([{"n": t.name, "d": t.description, "s": dict(t.input_schema)} for t in prompt.tools]))
     layers = [
         Layer("tools", int(tools_chars / ratio), ", ".join(t.name for t in prompt.tools) or "-", "tools" in shared)

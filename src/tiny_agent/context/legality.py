@@ -1,69 +1,21 @@
-"""Protocol legality: check every request before it is sent, and repair what can be repaired.
+"""Protocol legality: repair what can be repaired, deterministically.
 
-Orphaned tool pairs are the most reported failure of agent runtimes (Claude Code, LangChain, the
-OpenAI Agents SDK, pydantic-ai): once an illegal history is stored, every later turn gets a 400.
-So the rules are checked twice: on the provider-neutral messages (``check_messages``), and on the
-exact wire body that will be sent (``check_anthropic_body``, ``check_openai_body``). ``repair`` is
-deterministic, so the same broken history always becomes the same legal one and the prompt cache
-still matches on the next turn.
+The rules themselves are facts of the wire and live with it (``providers.wire_check``: the neutral
+``check_messages`` and the exact-body ``check_anthropic_body`` / ``check_openai_body``, re-exported
+here); the engine checks every request before it is sent. ``repair`` is deterministic, so the same
+broken history always becomes the same legal one and the prompt cache still matches on the next turn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from tiny_agent.types import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, message_from_dict
+from tiny_agent.providers.wire_check import check_anthropic_body, check_messages, check_openai_body
+from tiny_agent.types import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 __all__ = ["INTERRUPTED", "check_anthropic_body", "check_messages", "check_openai_body", "drop_empty_text", "repair"]
 
 INTERRUPTED = "[no result: this tool call was interrupted before it finished]"
-
-
-def check_messages(messages: Sequence[Message]) -> list[str]:
-    """Every rule a request's messages must satisfy; returns the violations (empty = legal)."""
-    problems: list[str] = []
-    if not messages:
-        return ["no messages"]
-    if messages[0].role != "user":
-        problems.append("the first message must come from the user")
-    if messages[-1].role != "user":
-        problems.append("the last message must come from the user")
-    pending: set[str] = set()
-    seen_ids: set[str] = set()
-    for i, msg in enumerate(messages):
-        if not msg.content:
-            problems.append(f"messages[{i}] is empty")
-        if any(isinstance(b, TextBlock) and not b.text.strip() for b in msg.content):
-            problems.append(f"messages[{i}] has an empty text block")
-        if i and msg.role == messages[i - 1].role:
-            problems.append(f"messages[{i}] repeats the role {msg.role!r}")
-        if msg.role == "assistant":
-            if pending:
-                problems.append(f"messages[{i}]: tool_use ids without a result: {sorted(pending)}")
-            if msg.tool_results:
-                problems.append(f"messages[{i}]: tool_result inside an assistant message")
-            ids = [b.id for b in msg.tool_uses]
-            dup = {x for x in ids if ids.count(x) > 1 or x in seen_ids}
-            if dup:
-                problems.append(f"messages[{i}]: duplicate tool_use ids {sorted(dup)}")
-            seen_ids.update(ids)
-            pending = set(ids)
-            continue
-        answered = [b.tool_use_id for b in msg.tool_results]
-        orphans = [x for x in answered if x not in pending]
-        if orphans:
-            problems.append(f"messages[{i}]: tool_result without its tool_use: {orphans}")
-        missing = pending - set(answered)
-        if missing:
-            problems.append(f"messages[{i - 1}]: tool_use ids without a result: {sorted(missing)}")
-        first_other = next((k for k, b in enumerate(msg.content) if not isinstance(b, ToolResultBlock)), None)
-        if first_other is not None and any(isinstance(b, ToolResultBlock) for b in msg.content[first_other:]):
-            problems.append(f"messages[{i}]: tool_result blocks must come first")
-        pending = set()
-    if pending:
-        problems.append(f"messages[{len(messages) - 1}]: tool_use ids without a result: {sorted(pending)}")
-    return problems
 
 
 def repair(messages: Sequence[Message]) -> list[Message]:
@@ -132,60 +84,3 @@ def _append(out: list[Message], msg: Message) -> None:
         out[-1] = Message(msg.role, blocks)
     else:
         out.append(msg)
-
-
-def check_anthropic_body(body: Mapping[str, Any]) -> list[str]:
-    """Rules of the Anthropic Messages API on the exact body that will be sent."""
-    problems: list[str] = []
-    try:
-        messages = [message_from_dict(m) for m in body.get("messages", [])]
-    except (KeyError, TypeError, ValueError) as exc:
-        return [f"malformed message: {exc}"]
-    problems.extend(check_messages(messages))
-    marks = sum(1 for b in body.get("system", []) if isinstance(b, dict) and "cache_control" in b)
-    marks += sum(1 for t in body.get("tools", []) if "cache_control" in t)
-    for m in body.get("messages", []):
-        content = m["content"]
-        if isinstance(content, list):
-            marks += sum(1 for b in content if "cache_control" in b)
-    if marks > 4:
-        problems.append(f"{marks} cache_control markers; at most 4 are allowed")
-    return problems
-
-
-def check_openai_body(body: Mapping[str, Any]) -> list[str]:
-    """Rules of OpenAI Chat Completions: tool messages answer the assistant message right before them."""
-    problems: list[str] = []
-    messages = list(body.get("messages", []))
-    first = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
-    convo = messages[first:]
-    if any(m.get("role") == "system" for m in convo):
-        problems.append("system messages must come before the conversation")
-    if not convo:
-        return [*problems, "no messages"]
-    if convo[-1].get("role") not in ("user", "tool"):
-        problems.append("the last message must be a user or tool message")
-    pending: list[str] = []
-    prev_role = None
-    for i, msg in enumerate(convo):
-        role = msg.get("role")
-        if role == "tool":
-            call_id = msg.get("tool_call_id")
-            if call_id not in pending:
-                problems.append(f"tool message {i} ({call_id}) does not answer the preceding tool_calls")
-            else:
-                pending.remove(call_id)
-        else:
-            if pending:
-                problems.append(f"tool_call_ids without a response before message {i}: {pending}")
-                pending = []
-            if role == prev_role and role in ("user", "assistant"):
-                problems.append(f"message {i} repeats the role {role!r}")
-            if role == "assistant":
-                pending = [c["id"] for c in msg.get("tool_calls") or []]
-            elif role != "user":
-                problems.append(f"message {i} has an unknown role {role!r}")
-        prev_role = role
-    if pending:
-        problems.append(f"tool_call_ids without a response at the end: {pending}")
-    return problems

@@ -6,9 +6,10 @@ it (usage, cost, time, the prefix fingerprint), a pin or config change, a note. 
 rewritten or deleted. The ``Context`` is a fold over the entries (``context.state``), so it is
 rebuilt exactly from a stored session; a fork is a session that shares a prefix of entries.
 
-Bodies are plain JSON with a format version (``"v": 1``): a body change is a reader change, not a
-table migration. Where entries go is a ``Log``: ``MemoryLog`` for a conversation that lives in one
-process, ``StoredLog`` for one that outlives it (each batch committed before the next call).
+Bodies are plain JSON with a format version (``"v": 1``), read and written as typed values by
+``context.entries``: a body change is a reader change, not a table migration. Where entries go is
+a ``Log``: ``MemoryLog`` for a conversation that lives in one process, ``StoredLog`` for one that
+outlives it (each batch committed before the next call).
 """
 
 from __future__ import annotations
@@ -18,26 +19,15 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol
 
 from tiny_agent.store.base import NewEntry, Store
-from tiny_agent.types import Block, Entry, Message, ToolResultBlock, block_from_dict
+from tiny_agent.types import Entry
 
-__all__ = [
-    "BODY_VERSION",
-    "ENTRY_KINDS",
-    "EntryKind",
-    "Log",
-    "MemoryLog",
-    "StoredLog",
-    "blocks_of",
-    "new_entry",
-    "response_message",
-    "tool_result_of",
-]
+__all__ = ["ENTRY_KINDS", "Log", "MemoryLog", "StoredLog"]
 
-EntryKind = Literal[
+ENTRY_KINDS: tuple[str, ...] = (
     "user",
     "response",
     "tool_result",
@@ -48,31 +38,11 @@ EntryKind = Literal[
     "call_failed",
     "pin",
     "config",
+    "run",
     "note",
-]
-ENTRY_KINDS: tuple[str, ...] = EntryKind.__args__  # type: ignore[attr-defined]
-BODY_VERSION = 1
-
-
-def new_entry(kind: EntryKind, **body: Any) -> NewEntry:
-    """An entry to append: ``new_entry("user", content=[...])``."""
-    return kind, {"v": BODY_VERSION, **body}
-
-
-def blocks_of(body: Mapping[str, Any]) -> tuple[Block, ...]:
-    """The content blocks of a ``user`` or ``response`` body."""
-    return tuple(block_from_dict(b) for b in body.get("content") or ())
-
-
-def response_message(body: Mapping[str, Any]) -> Message:
-    return Message("assistant", blocks_of(body))
-
-
-def tool_result_of(body: Mapping[str, Any]) -> ToolResultBlock:
-    block = block_from_dict(body["block"])
-    if not isinstance(block, ToolResultBlock):
-        raise ValueError(f"a tool_result entry holds a {block.type} block")
-    return block
+    "stop",
+)
+"""Every kind of entry (``context.entries`` has a typed value for each)."""
 
 
 class Log(Protocol):

@@ -18,17 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tiny_agent.providers.base import Provider
-from tiny_agent.types import Usage
+from tiny_agent.providers.profile import ProviderProfile
 
-__all__ = ["TokenPrices", "clearing_pays", "compaction_pays", "token_prices"]
-
-_MILLION = 1_000_000
+__all__ = ["ANTHROPIC_RATIOS", "TokenPrices", "clearing_pays", "compaction_pays", "token_prices"]
 
 
 @dataclass(frozen=True)
 class TokenPrices:
-    """Dollars per token by class (or, where nothing is priced, Anthropic's ratios to an input token of 1)."""
+    """Per token by class, for the decisions (the profile's prices, or Anthropic's ratios to an input of 1)."""
 
     input: float
     read: float
@@ -39,20 +36,12 @@ class TokenPrices:
 ANTHROPIC_RATIOS = TokenPrices(input=1.0, read=0.1, write=1.25, output=5.0)
 
 
-def token_prices(provider: Provider) -> TokenPrices:
-    """Per-token prices of ``provider``'s model, from four priced probes; Anthropic's ratios if unpriced."""
-    plain = provider.price(Usage(_MILLION, 0, 0, 0))
-    if not plain:
+def token_prices(profile: ProviderProfile) -> TokenPrices:
+    """The profile's prices (the write at its TTL); Anthropic's ratios where nothing is priced."""
+    prices, write = profile.prices, profile.write_price
+    if prices is None or write is None or not prices.input:
         return ANTHROPIC_RATIOS
-    read = provider.price(Usage(_MILLION, 0, _MILLION, 0))
-    write = provider.price(Usage(_MILLION, 0, 0, _MILLION))
-    output = provider.price(Usage(0, _MILLION, 0, 0))
-    return TokenPrices(
-        input=plain / _MILLION,
-        read=(read if read is not None else plain) / _MILLION,
-        write=(write if write is not None else plain) / _MILLION,
-        output=(output if output is not None else 5 * plain) / _MILLION,
-    )
+    return TokenPrices(prices.input, prices.read, write, prices.output)
 
 
 def compaction_pays(

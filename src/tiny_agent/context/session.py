@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tiny_agent.context.engine import Context, ContextConfig
-from tiny_agent.context.log import StoredLog, new_entry
+from tiny_agent.context.entries import ENGINE_SETTINGS, CallFailed
+from tiny_agent.context.log import StoredLog
 from tiny_agent.store.base import SessionInfo, Store
 from tiny_agent.types import ToolSpec, ToolUseBlock
 
@@ -101,7 +102,8 @@ class Session:
             session = Session(store, info, context)
             session._close_what_a_crash_left()
             if settings:
-                context.configure(**settings)
+                context.configure(**{k: v for k, v in settings.items() if k in ENGINE_SETTINGS})
+                context.record_run(**{k: v for k, v in settings.items() if k not in ENGINE_SETTINGS})
         except BaseException:
             store.release(info.id)
             raise
@@ -111,12 +113,7 @@ class Session:
         state = self.context.state
         lost = sorted(state.open_calls)
         if lost:
-            self.context.append(
-                [
-                    new_entry("call_failed", call=seq, error="the process stopped before the reply arrived")
-                    for seq in lost
-                ]
-            )
+            self.context.append([CallFailed(seq, "the process stopped before the reply arrived") for seq in lost])
         self.lost_calls = len(lost)
         self.interrupted = self.context.close_interrupted()
 

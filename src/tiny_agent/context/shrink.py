@@ -14,37 +14,111 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol
 
 from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.compaction import (
     CACHED_SUMMARY_INSTRUCTIONS,
+    SUMMARY_INSTRUCTIONS,
     Compaction,
     Summarizer,
     WorkRecord,
     choose_cut,
     flatten,
 )
-from tiny_agent.context.diagnosis import rules_for
-from tiny_agent.context.log import new_entry
+from tiny_agent.context.config import ContextConfig
+from tiny_agent.context.entries import Clearing, CompactionMark, TypedEntry
 from tiny_agent.context.policy import clearing_pays, compaction_pays, token_prices
+from tiny_agent.context.state import State
+from tiny_agent.context.tokens import TokenLedger
 from tiny_agent.errors import CompactionError
 from tiny_agent.providers.base import Provider
-from tiny_agent.types import Message, Prompt, TextBlock, ToolResultBlock, ToolUseBlock
+from tiny_agent.types import CachePlan, Entry, Message, ModelResponse, Prompt, TextBlock, ToolResultBlock, ToolUseBlock
 
-if TYPE_CHECKING:
-    from tiny_agent.context.engine import Context
+__all__ = [
+    "Shrinkable",
+    "cached_summary",
+    "clear_old_output",
+    "compact",
+    "maybe_compact",
+    "plan_clearing",
+    "transcript_summarizer",
+    "worth_compacting",
+]
 
-__all__ = ["cached_summary", "clear_old_output", "compact", "plan_clearing", "worth_compacting"]
+
+class Shrinkable(Protocol):
+    """What compaction and clearing need from the engine (``Context`` is one)."""
+
+    clock: Callable[[], float]
+    failed_at: int | None
+
+    @property
+    def state(self) -> State: ...
+
+    @property
+    def config(self) -> ContextConfig: ...
+
+    @property
+    def ledger(self) -> TokenLedger: ...
+
+    def append(self, values: Sequence[TypedEntry]) -> list[Entry]: ...
+
+    def system_blocks(self) -> tuple[str, ...]: ...
+
+    @property
+    def tools(self) -> tuple[Any, ...]: ...
+
+    def prompt(
+        self, *, tool_choice: Literal["auto", "none"] = "auto", compaction: Compaction | None = None
+    ) -> Prompt: ...
+
+    def call(self, provider: Provider, prompt: Prompt, purpose: str) -> ModelResponse: ...
+
+    def context_tokens(self, provider: Provider | None = None, prompt: Prompt | None = None) -> int: ...
+
+    def context_window(self, provider: Provider | None = None) -> int: ...
+
+    def threshold(self, provider: Provider | None = None) -> int: ...
+
 
 NO_TOOLS_AGAIN = "Reply with the summary as plain text. Do not call any tool."
 STUB_MIN_CHARS = 400
 """Results shorter than this are not worth a stub."""
 
 
+def maybe_compact(ctx: Shrinkable, provider: Provider) -> Compaction | None:
+    """Compact when the policy says so (see ``Context.maybe_compact``)."""
+    tokens = ctx.context_tokens(provider)
+    over = tokens > ctx.threshold(provider)
+    config = ctx.config
+    if not over and config.policy != "cost":
+        return None
+    if ctx.failed_at is not None and tokens < ctx.failed_at * 1.1:
+        return None
+    if not over and not worth_compacting(ctx, provider, tokens):
+        return None
+    try:
+        # A summary must replace more than it costs, or every turn would compact again.
+        keep = None if over else config.keep_turns
+        done = compact(
+            ctx,
+            None,
+            keep_turns=keep,
+            provider=provider,
+            min_tokens=2 * config.summary_max_tokens,
+            tokens_before=tokens,
+        )
+    except CompactionError:
+        ctx.failed_at = tokens
+        raise
+    ctx.failed_at = None
+    return done
+
+
 def compact(
-    ctx: Context,
+    ctx: Shrinkable,
     summarizer: Summarizer | None,
     *,
     keep_turns: int | None,
@@ -84,20 +158,11 @@ def compact(
             f"the summary ({after:,} tokens with the kept turns) is not smaller than what it replaces "
             f"({before:,}); history left unchanged"
         )
-    entry = new_entry(
-        "compaction",
-        cut=state.starts[base + cut],
-        messages=base + cut,
-        summary=prose,
-        record=record,
-        tokens_before=before,
-        tokens_after=after,
-    )
-    ctx.append([entry])
+    ctx.append([CompactionMark(state.starts[base + cut], base + cut, prose, record, before, after)])
     return state.compactions[-1]
 
 
-def _fitting_cut(ctx: Context, recent: Sequence[Message], provider: Provider | None) -> int | None:
+def _fitting_cut(ctx: Shrinkable, recent: Sequence[Message], provider: Provider | None) -> int | None:
     """The cut keeping the most turns (up to ``keep_turns``) whose kept part fits in half the threshold."""
     fixed = ctx.ledger.estimate_prompt(Prompt(ctx.system_blocks(), ctx.tools, ()))
     budget = ctx.threshold(provider) // 2 - fixed - ctx.config.summary_max_tokens
@@ -109,17 +174,36 @@ def _fitting_cut(ctx: Context, recent: Sequence[Message], provider: Provider | N
     return cut  # even one turn is over budget: keep just that one
 
 
-def _provider_summary(ctx: Context, provider: Provider, transcript: str, keep: int, tokens: int) -> str:
+def _provider_summary(ctx: Shrinkable, provider: Provider, transcript: str, keep: int, tokens: int) -> str:
     """The summary from ``provider``: read from the cache when the config says so and the window fits."""
     config = ctx.config
     if config.summary == "cached" and tokens + config.summary_max_tokens < ctx.context_window(provider):
         text = cached_summary(ctx, provider, keep)
         if text is not None:
             return text
-    return ctx.summarizer(provider)(transcript)
+    return transcript_summarizer(ctx, provider)(transcript)
 
 
-def cached_summary(ctx: Context, provider: Provider, keep: int) -> str | None:
+def transcript_summarizer(ctx: Shrinkable, provider: Provider) -> Summarizer:
+    """A summarizer that calls ``provider`` with the context's own system and tools first, so the
+    summary call reads the same cached prefix as the turns around it."""
+
+    def summarize(transcript: str) -> str:
+        text = f"{SUMMARY_INSTRUCTIONS}\n\n<transcript>\n{transcript}\n</transcript>"
+        prompt = Prompt(
+            ctx.system_blocks(),
+            ctx.tools,
+            (Message.user(text),),
+            CachePlan(),
+            tool_choice="none",
+            max_tokens=ctx.config.summary_max_tokens,
+        )
+        return ctx.call(provider, prompt, "compaction").message.text
+
+    return summarize
+
+
+def cached_summary(ctx: Shrinkable, provider: Provider, keep: int) -> str | None:
     """Ask for the summary at the end of the window as the previous request sent it (a cache read);
     None if the model insisted on calling a tool twice.
 
@@ -131,7 +215,7 @@ def cached_summary(ctx: Context, provider: Provider, keep: int) -> str | None:
     newest = max((i for i, m in enumerate(window.messages) if m.role == "assistant"), default=0)
     if newest > 0:
         window = dataclasses.replace(window, messages=window.messages[:newest])
-    if getattr(provider, "tool_choice_keeps_prefix", False):
+    if provider.profile.tool_choice_keeps_prefix:
         window = dataclasses.replace(window, tool_choice="none")
     for attempt in range(2):
         text = instructions if attempt == 0 else f"{instructions} {NO_TOOLS_AGAIN}"
@@ -151,7 +235,7 @@ def _with_user_text(prompt: Prompt, text: str, max_tokens: int) -> Prompt:
     return dataclasses.replace(prompt, messages=tuple(messages), cache=plan_cache(messages), max_tokens=max_tokens)
 
 
-def worth_compacting(ctx: Context, provider: Provider, tokens: int) -> bool:
+def worth_compacting(ctx: Shrinkable, provider: Provider, tokens: int) -> bool:
     """The cost policy: whether a compaction keeping ``keep_turns`` turns pays for itself now."""
     config = ctx.config
     recent = ctx.state.messages[ctx.state.base :]
@@ -161,10 +245,11 @@ def worth_compacting(ctx: Context, provider: Provider, tokens: int) -> bool:
     fixed = ctx.ledger.estimate_prompt(Prompt(ctx.system_blocks(), ctx.tools, ()))
     summary = config.summary_max_tokens // 2 + ctx.ledger.estimate([Message.user("x" * 3000)])
     after = fixed + summary + ctx.ledger.estimate(recent[cut:])
-    return compaction_pays(token_prices(provider), tokens, after, summary, config.horizon_turns, after - fixed)
+    prices = token_prices(provider.profile)
+    return compaction_pays(prices, tokens, after, summary, config.horizon_turns, after - fixed)
 
 
-def plan_clearing(ctx: Context, provider: Provider | None) -> dict[str, str]:
+def plan_clearing(ctx: Shrinkable, provider: Provider | None) -> dict[str, str]:
     """Stubs for the tool results older than ``clear_after`` turns, if clearing them all now pays."""
     config = ctx.config
     if config.clear_after is None:
@@ -192,12 +277,12 @@ def plan_clearing(ctx: Context, provider: Provider | None) -> dict[str, str]:
     if provider is not None and not _rewritten_anyway(ctx, provider):
         rewritten = ctx.ledger.estimate(window[first:])
         total = ctx.context_tokens()
-        if not clearing_pays(token_prices(provider), total, cleared, rewritten, config.horizon_turns):
+        if not clearing_pays(token_prices(provider.profile), total, cleared, rewritten, config.horizon_turns):
             return {}
     return stubs
 
 
-def _rewritten_anyway(ctx: Context, provider: Provider) -> bool:
+def _rewritten_anyway(ctx: Shrinkable, provider: Provider) -> bool:
     """Whether the next request writes the window anew whatever is cleared: a compaction just
     replaced it, or the cache entry has expired. Clearing then costs no extra cache write."""
     state = ctx.state
@@ -205,16 +290,15 @@ def _rewritten_anyway(ctx: Context, provider: Provider) -> bool:
         return True
     if state.last_done is None:
         return False
-    _, ttl = rules_for(provider, str(getattr(provider, "cache_ttl", "5m")))
     answered = state.last_done[1].at or state.last_done[0].at
-    return ctx.clock() - answered > ttl
+    return ctx.clock() - answered > provider.profile.lifetime
 
 
-def clear_old_output(ctx: Context, provider: Provider | None = None) -> int:
+def clear_old_output(ctx: Shrinkable, provider: Provider | None = None) -> int:
     """Clear old tool output when it pays (see ``plan_clearing``); returns how many results were cleared."""
     stubs = plan_clearing(ctx, provider)
     if stubs:
-        ctx.append([new_entry("clear", stubs=stubs)])
+        ctx.append([Clearing(stubs)])
     return len(stubs)
 
 

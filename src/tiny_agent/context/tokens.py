@@ -14,11 +14,38 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tiny_agent.types import Message, Prompt, Usage
+from tiny_agent.types import Message, Prompt, ToolSpec, Usage
 
-__all__ = ["CallRecord", "TokenLedger", "prompt_chars"]
+__all__ = ["CallRecord", "Serialized", "TokenLedger", "canonical", "head_chars", "prompt_chars"]
 
 DEFAULT_CHARS_PER_TOKEN = 4.0
+
+
+def canonical(payload: Any) -> str:
+    """JSON with sorted keys and no spaces: what is hashed for a fingerprint and measured for an estimate."""
+    return json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+
+
+class Serialized:
+    """Each message serialised once (its ``canonical`` JSON), remembered by the message object: a
+    conversation re-sends every message on every turn, and each is measured and hashed only once."""
+
+    def __init__(self) -> None:
+        self._memo: dict[int, tuple[Message, str]] = {}
+
+    def text(self, message: Message) -> str:
+        found = self._memo.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1]
+        text = canonical(message.to_dict())
+        self._memo[id(message)] = (message, text)
+        return text
+
+    def chars(self, messages: Sequence[Message]) -> int:
+        """The length the estimator measures for these messages (as one JSON list)."""
+        if not messages:
+            return 0
+        return sum(len(self.text(m)) for m in messages) + len(messages) + 1
 
 
 @dataclass(frozen=True)
@@ -82,6 +109,7 @@ class TokenLedger:
     ratios: dict[str, float] = field(default_factory=dict)
     """Characters per token by call purpose, calibrated on each call's rendered length and its
     reported input: a summary request's text must not skew the estimate of the turns'."""
+    texts: Serialized = field(default_factory=Serialized, repr=False, compare=False)
 
     @property
     def chars_per_token(self) -> float:
@@ -92,7 +120,7 @@ class TokenLedger:
         """Add a call; with its prompt (or its length), recalibrate that purpose's ratio."""
         self.calls.append(call)
         if chars is None and prompt is not None:
-            chars = prompt_chars(prompt)
+            chars = prompt_chars(prompt, self.texts)
         if chars and call.usage.input_tokens:
             self.ratios[call.purpose] = max(1.0, chars / call.usage.input_tokens)
 
@@ -131,21 +159,26 @@ class TokenLedger:
         """Estimated tokens of these messages at the calibrated ratio."""
         if not messages:
             return 0
-        return int(_chars([m.to_dict() for m in messages]) / self.chars_per_token) + 1
+        return int(self.texts.chars(messages) / self.chars_per_token) + 1
+
+    def estimate_chars(self, chars: int) -> int:
+        """Estimated tokens of a prompt that measures ``chars`` (see ``prompt_chars``)."""
+        return int(chars / self.chars_per_token) + 1
 
     def estimate_prompt(self, prompt: Prompt) -> int:
         """Estimated tokens of a whole prompt (system, tools, messages) at the calibrated ratio."""
-        return int(prompt_chars(prompt) / self.chars_per_token) + 1
+        return self.estimate_chars(prompt_chars(prompt, self.texts))
 
 
-def _chars(payload: Any) -> int:
-    return len(json.dumps(payload, ensure_ascii=False, default=str))
+def head_chars(system: Sequence[str], tools: Sequence[ToolSpec]) -> int:
+    """The estimator's measure of a prompt's system and tools."""
+    specs = [{"name": t.name, "description": t.description, "schema": t.input_schema} for t in tools]
+    return len(canonical(list(system))) + len(canonical(specs))
 
 
-def prompt_chars(prompt: Prompt) -> int:
+def prompt_chars(prompt: Prompt, texts: Serialized | None = None) -> int:
     """The length the estimator measures for a prompt; the same measure calibrates and estimates."""
-    tools = [{"name": t.name, "description": t.description, "schema": t.input_schema} for t in prompt.tools]
-    return _chars(list(prompt.system)) + _chars(tools) + _chars([m.to_dict() for m in prompt.messages])
+    return head_chars(prompt.system, prompt.tools) + (texts or Serialized()).chars(prompt.messages)
 
 
 _LAYERS = {

@@ -17,7 +17,7 @@ and writes are added back to give ``Usage.input_tokens`` the whole prompt.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, closing
 from typing import Any
 
@@ -26,7 +26,8 @@ import httpx2
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.anthropic_reply import Accumulator, process
-from tiny_agent.providers.base import Wire
+from tiny_agent.providers.base import Wire, render
+from tiny_agent.providers.cache_rules import Ttl
 from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
 from tiny_agent.providers.http_errors import (
     check_base_url,
@@ -36,7 +37,7 @@ from tiny_agent.providers.http_errors import (
     payload_error,
     status_error_class,
 )
-from tiny_agent.providers.pricing import context_window_of, price_usd
+from tiny_agent.providers.profile import ProviderProfile, profile_for
 from tiny_agent.providers.retry import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_RETRY_WAIT,
@@ -47,12 +48,9 @@ from tiny_agent.providers.retry import (
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
 from tiny_agent.redaction import register_secret
-from tiny_agent.types import ModelResponse, OnProviderEvent, Prompt, Usage
+from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt
 
 __all__ = ["AnthropicProvider"]
-
-MAX_CACHE_MARKERS = 4
-"""Anthropic rejects a request with more than four ``cache_control`` blocks."""
 
 CACHE_DIAGNOSIS_BETA = "cache-diagnosis-2026-04-07"
 """Anthropic's cache diagnostics: the answer says which layer diverged from the previous request."""
@@ -88,13 +86,13 @@ class AnthropicProvider:
         if cache_ttl not in ("5m", "1h"):
             raise ConfigError(f"cache_ttl must be '5m' or '1h', not {cache_ttl!r}")
         self.name = name
-        self.cache_ttl = cache_ttl
+        self.cache_ttl: Ttl = "1h" if cache_ttl == "1h" else "5m"
         """Lifetime of the cache entries this adapter asks for; a 1h entry costs 2x the input price to write."""
         self.model = model
         self.max_tokens = max_tokens
         """Output cap used when the prompt does not set its own."""
         self.key_env = key_env
-        self._context_window = context_window
+        self._profile = profile_for(name, "anthropic", model, cache_ttl=self.cache_ttl, context_window=context_window)
         self._timeout = check_timeout(timeout)
         self._policy = RetryPolicy(max_retries=max_retries, base_delay=retry_backoff, max_retry_wait=max_retry_wait)
         register_secret(api_key)
@@ -113,27 +111,34 @@ class AnthropicProvider:
         self.cache_diagnostics = official if cache_diagnostics is None else cache_diagnostics
         """Ask the API why a cache missed (a beta that only api.anthropic.com knows)."""
 
-    def render(self, prompt: Prompt) -> dict[str, Any]:
-        """The ``/v1/messages`` body for ``prompt``, with at most four cache markers."""
-        system = [{"type": "text", "text": text} for text in prompt.system if text]
+    @property
+    def profile(self) -> ProviderProfile:
+        return self._profile
+
+    def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
+        return [message.to_dict()]
+
+    def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
+        """The ``/v1/messages`` body for ``prompt``, with at most four cache markers (on copies)."""
+        system: list[dict[str, Any]] = [{"type": "text", "text": text} for text in prompt.system if text]
         tools: list[dict[str, Any]] = [
             {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)} for t in prompt.tools
         ]
-        messages: list[dict[str, Any]] = [m.to_dict() for m in prompt.messages]
-
-        marked: list[dict[str, Any]] = []
-        if prompt.cache.tools and tools:
-            marked.append(tools[-1])
-        if prompt.cache.system and system:
-            marked.append(system[-1])
-        indices = sorted({_message_index(i, len(messages)) for i in prompt.cache.message_indices})
-        message_blocks = [messages[i]["content"][-1] for i in indices if messages[i]["content"]]
+        flat: list[dict[str, Any]] = [m for group in messages for m in group]
+        marker: dict[str, Any] = {"type": "ephemeral", "ttl": "1h"} if self.cache_ttl == "1h" else {"type": "ephemeral"}
+        room = self._profile.cache.max_breakpoints
+        if prompt.cache.tools and tools and room:
+            tools[-1]["cache_control"] = dict(marker)
+            room -= 1
+        if prompt.cache.system and system and room:
+            system[-1]["cache_control"] = dict(marker)
+            room -= 1
+        indices = sorted({_message_index(i, len(flat)) for i in prompt.cache.message_indices})
+        indices = [i for i in indices if flat[i]["content"]]
         # The newest breakpoints cover the longest prefix, so the oldest are the ones to give up.
-        room = MAX_CACHE_MARKERS - len(marked)
-        marked.extend(message_blocks[max(0, len(message_blocks) - room) :])
-        marker = {"type": "ephemeral", "ttl": "1h"} if self.cache_ttl == "1h" else {"type": "ephemeral"}
-        for block in marked:
-            block["cache_control"] = dict(marker)
+        for i in indices[max(0, len(indices) - room) :] if room else ():
+            content = flat[i]["content"]
+            flat[i] = {**flat[i], "content": [*content[:-1], {**content[-1], "cache_control": dict(marker)}]}
 
         body: dict[str, Any] = {"model": self.model, "max_tokens": prompt.max_tokens or self.max_tokens}
         if system:
@@ -142,10 +147,14 @@ class AnthropicProvider:
             body["tools"] = tools
             if prompt.tool_choice == "none":
                 body["tool_choice"] = {"type": "none"}
-        body["messages"] = messages
+        body["messages"] = flat
         if self.cache_diagnostics:
             body["diagnostics"] = {"previous_message_id": prompt.previous_response_id}
         return body
+
+    def render(self, prompt: Prompt) -> dict[str, Any]:
+        """The ``/v1/messages`` body for ``prompt``, with at most four cache markers."""
+        return render(self, prompt)
 
     def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
         """Post ``body`` to ``/v1/messages``; every failure comes out as a ``tiny_agent.errors`` class."""
@@ -213,19 +222,9 @@ class AnthropicProvider:
             key_env=self.key_env,
         )
 
-    def context_window(self) -> int | None:
-        """The explicit window if one was given, else genai-prices' figure for the model, else None."""
-        if self._context_window is not None:
-            return self._context_window
-        return context_window_of(self.model, "anthropic")
-
     def count_tokens(self, prompt: Prompt) -> int | None:
         """None: ``/v1/messages/count_tokens`` costs a network round trip, so the engine estimates."""
         return None
-
-    def price(self, usage: Usage) -> float | None:
-        """Cost in USD at Anthropic's list price, or None when the model is not in genai-prices."""
-        return price_usd(usage, self.model, "anthropic")
 
 
 def _sdk_arguments(body: dict[str, Any]) -> dict[str, Any]:

@@ -1,31 +1,42 @@
 """The seam between the context engine and a model API.
 
 An adapter speaks one wire format (Anthropic Messages or OpenAI Chat Completions). A profile is an
-endpoint over an adapter: base URL, key variable, usage quirks, context window, cache rules. The
-engine calls ``render`` (pure: the exact body that will be sent), validates that body, then calls
+endpoint over an adapter: base URL, key variable, usage quirks, context window, cache rules; what
+it is and can do is declared in ``profile`` (a ``ProviderProfile``), which is all the engine reads
+about it. The engine renders the exact body that will be sent (one message at a time, so a turn
+renders only what was appended: ``wire_messages``, then ``assemble``), checks it, then calls
 ``send``. Splitting the two is what lets every request be checked before it leaves.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
-from tiny_agent.types import ModelResponse, OnProviderEvent, Prompt, Usage
+from tiny_agent.providers.profile import ProviderProfile
+from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, Wire
 
-__all__ = ["Provider", "Wire"]
-
-Wire = Literal["anthropic", "openai"]
+__all__ = ["Provider", "Wire", "render"]
 
 
 @runtime_checkable
 class Provider(Protocol):
     """What the engine needs from a model endpoint."""
 
-    name: str
-    """Profile name: "anthropic", "openai", "deepseek", "moonshot", "local", ..."""
-    wire: Wire
-    """The wire format ``render`` produces."""
-    model: str
+    @property
+    def profile(self) -> ProviderProfile:
+        """What the endpoint is and can do: wire, model, cache rules, prices, capabilities."""
+        ...
+
+    def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
+        """One neutral message as this wire's messages. Pure but for ``names`` (tool_use id -> tool
+        name of the messages rendered so far), to which the adapter adds this message's calls."""
+        ...
+
+    def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
+        """The exact body for ``prompt``, from its messages as ``wire_messages`` rendered them (in
+        order, one sequence per message). Cache marks go on copies: the given dicts are not changed."""
+        ...
 
     def render(self, prompt: Prompt) -> dict[str, Any]:
         """The exact request body for this prompt. Pure: no I/O, same prompt -> same body."""
@@ -45,14 +56,12 @@ class Provider(Protocol):
         text never becomes a response."""
         ...
 
-    def context_window(self) -> int | None:
-        """The model's context window in tokens, or None when unknown."""
-        ...
-
     def count_tokens(self, prompt: Prompt) -> int | None:
-        """Exact prompt size where the endpoint can count it cheaply, else None (the engine estimates)."""
+        """Exact prompt size where the endpoint can count it cheaply (``profile.counts_tokens``), else None."""
         ...
 
-    def price(self, usage: Usage) -> float | None:
-        """Cost in USD of one call with this usage, or None when the model's price is unknown."""
-        ...
+
+def render(provider: Provider, prompt: Prompt) -> dict[str, Any]:
+    """``provider.assemble`` over ``provider.wire_messages`` of every message: what ``render`` does."""
+    names: dict[str, str] = {}
+    return provider.assemble(prompt, [provider.wire_messages(m, names) for m in prompt.messages])

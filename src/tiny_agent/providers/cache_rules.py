@@ -21,14 +21,15 @@ the wire key, before ``*``.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from tiny_agent.errors import ConfigError
-from tiny_agent.providers.base import Wire
+from tiny_agent.types import Wire
 
 __all__ = [
     "ANTHROPIC_MIN_TOKENS",
@@ -40,14 +41,19 @@ __all__ = [
     "READ_MULTIPLIER",
     "TTL_SECONDS",
     "WRITE_MULTIPLIER",
+    "CacheMode",
     "CacheRules",
     "Ttl",
     "cache_rules",
     "min_cacheable_tokens",
     "normalise_model",
+    "rules_of",
 ]
 
 Ttl = Literal["5m", "1h"]
+CacheMode = Literal["explicit", "automatic"]
+"""explicit: only prefixes ending at a breakpoint are cached (Anthropic's ``cache_control``);
+automatic: the provider caches every long enough prefix by itself (OpenAI, DeepSeek, Moonshot, llama.cpp)."""
 
 ENV_MIN_TOKENS = "TINY_AGENT_CACHE_MIN_TOKENS"
 
@@ -106,11 +112,17 @@ class CacheRules:
     """Shortest prefix that is cached at all; below it nothing is written or read, silently."""
     max_breakpoints: int = MAX_BREAKPOINTS
     lookback_blocks: int = LOOKBACK_BLOCKS
-    ttl_seconds: Mapping[Ttl, int] = field(default_factory=lambda: dict(TTL_SECONDS))
+    ttl_seconds: Mapping[Ttl, float] = field(default_factory=lambda: dict(TTL_SECONDS))
     write_multiplier: Mapping[Ttl, float] = field(default_factory=lambda: dict(WRITE_MULTIPLIER))
     read_multiplier: float = READ_MULTIPLIER
     increment: int = 1
-    """Granularity of a read: 128 on OpenAI, one token on Anthropic."""
+    """Granularity of a read: 128 on OpenAI before GPT-5.6, one token on Anthropic."""
+    mode: CacheMode = "explicit"
+    writes_billed: bool = True
+    """Whether a cache write costs more than plain input (Anthropic, GPT-5.6+); automatic caches before
+    GPT-5.6, DeepSeek and Moonshot write for free."""
+    one_server: bool = False
+    """The cache is the memory of one server process (a llama.cpp server): a new server starts empty."""
 
 
 def normalise_model(model: str) -> str:
@@ -133,22 +145,59 @@ def min_cacheable_tokens(model: str, wire: Wire, overrides: Mapping[str, int] | 
 
 
 def cache_rules(model: str, wire: Wire, overrides: Mapping[str, int] | None = None) -> CacheRules:
-    """Every rule the billing simulator and the miss diagnosis need for ``model`` on ``wire``."""
-    minimum = min_cacheable_tokens(model, wire, overrides)
+    """Every rule the billing simulator and the miss diagnosis need for ``model`` on ``wire`` (at the
+    endpoint the wire is named after: Anthropic, or OpenAI)."""
+    return rules_of(wire, model, wire, overrides)
+
+
+_GPT_EXPLICIT = re.compile(r"^gpt-(?:5\.(?:[6-9]|\d{2,})|[6-9](?:\.\d+)?)(?:$|-)")
+"""GPT-5.6 and later: cache writes billed at 1.25x, reads at 0.1x, counted to the token."""
+_AUTOMATIC_FREE_WRITES = {
+    # name: (minimum, increment, lifetime in seconds). DeepSeek's disk cache is kept "a few hours to a
+    # few days": an hour is the lower bound that never flatters. Moonshot's minimum is not published
+    # (UNCONFIRMED): OpenAI's figures stand in.
+    "deepseek": (64, 64, 3600),
+    "moonshot": (OPENAI_MIN_TOKENS, 1, OPENAI_TTL_SECONDS),
+}
+
+
+def rules_of(profile: str, model: str, wire: Wire, overrides: Mapping[str, int] | None = None) -> CacheRules:
+    """The cache rules of ``model`` served by the endpoint named ``profile`` ("anthropic", "openai",
+    "deepseek", "moonshot", "local", or any other name for a server of that wire)."""
+    if profile == "local":
+        # llama.cpp keeps any prefix in its slot until another replaces it; nothing is billed.
+        rules = _automatic(wire, model, 0, 1, math.inf, writes_billed=False, read=1.0)
+        return replace(rules, one_server=True)
     if wire == "anthropic":
-        return CacheRules(wire, model, minimum)
-    # Automatic caching: no breakpoints, no write charge (before GPT-5.6), reads at the model's
-    # cached-input price, which genai-prices knows; the multiplier is only a fallback.
+        return CacheRules(wire, model, min_cacheable_tokens(model, wire, overrides))
+    if profile in _AUTOMATIC_FREE_WRITES:
+        minimum, increment, lifetime = _AUTOMATIC_FREE_WRITES[profile]
+        minimum = min_cacheable_tokens(model, wire, overrides) if overrides or _env_overrides() else minimum
+        return _automatic(wire, model, minimum, increment, lifetime, writes_billed=False, read=0.25)
+    minimum = min_cacheable_tokens(model, wire, overrides)
+    if _GPT_EXPLICIT.match(normalise_model(model)):
+        return _automatic(wire, model, minimum, 1, OPENAI_TTL_SECONDS, writes_billed=True, read=READ_MULTIPLIER)
+    # Reads at the model's cached-input price, which genai-prices knows; the multiplier is a fallback
+    # (gpt-4o's published ratio; newer models are cheaper).
+    return _automatic(wire, model, minimum, OPENAI_INCREMENT, OPENAI_TTL_SECONDS, writes_billed=False, read=0.5)
+
+
+def _automatic(
+    wire: Wire, model: str, minimum: int, increment: int, lifetime: float, *, writes_billed: bool, read: float
+) -> CacheRules:
+    write = WRITE_MULTIPLIER["5m"] if writes_billed else 1.0
     return CacheRules(
         wire,
         model,
         minimum,
         max_breakpoints=0,
         lookback_blocks=0,
-        ttl_seconds={"5m": OPENAI_TTL_SECONDS, "1h": OPENAI_TTL_SECONDS},
-        write_multiplier={"5m": 1.0, "1h": 1.0},
-        read_multiplier=0.5,  # gpt-4o's published ratio; newer models are cheaper (0.25, 0.1)
-        increment=OPENAI_INCREMENT,
+        ttl_seconds={"5m": lifetime, "1h": lifetime},
+        write_multiplier={"5m": write, "1h": write},
+        read_multiplier=read,
+        increment=increment,
+        mode="automatic",
+        writes_billed=writes_billed,
     )
 
 

@@ -44,10 +44,9 @@ from typing import Any
 
 import genai_prices
 
-from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_rules import CacheRules, Ttl, cache_rules
 from tiny_agent.providers.prefix import PrefixBlock, breakpoints, canonical, prefix_blocks, ttls_in_order
-from tiny_agent.types import Usage
+from tiny_agent.types import Usage, Wire
 
 __all__ = [
     "GenaiPricer",

@@ -16,7 +16,15 @@ from typing import Any
 
 from tiny_agent.types import INVALID_JSON_KEY, Block, Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
-__all__ = ["ANY_ANSWER", "SCHEMA_NAME", "parse_reply", "render_messages", "response_format", "tool_instructions"]
+__all__ = [
+    "ANY_ANSWER",
+    "SCHEMA_NAME",
+    "parse_reply",
+    "render_message",
+    "render_messages",
+    "response_format",
+    "tool_instructions",
+]
 
 SCHEMA_NAME = "tool_or_answer"
 ANY_ANSWER: Mapping[str, Any] = {"type": "string"}
@@ -69,20 +77,23 @@ def tool_instructions(tools: Sequence[ToolSpec]) -> str:
 
 def render_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Chat messages without tool roles: calls as the JSON the model wrote, results as user turns."""
-    names = {b.id: b.name for m in messages for b in m.tool_uses}
-    rendered: list[dict[str, Any]] = []
-    for message in messages:
-        parts: list[str] = []
-        for block in message.content:
-            if isinstance(block, TextBlock):
-                parts.append(json.dumps({"answer": block.text}) if message.role == "assistant" else block.text)
-            elif isinstance(block, ToolUseBlock):
-                parts.append(json.dumps({"tool": block.name, "arguments": dict(block.input)}))
-            elif isinstance(block, ToolResultBlock):
-                status = "error" if block.is_error else "result"
-                parts.append(f"[{names.get(block.tool_use_id, 'tool')} {status}]\n{block.content}")
-        rendered.append({"role": message.role, "content": "\n\n".join(parts)})
-    return rendered
+    names: dict[str, str] = {}
+    return [render_message(m, names) for m in messages]
+
+
+def render_message(message: Message, names: dict[str, str]) -> dict[str, Any]:
+    """One message of ``render_messages``; ``names`` (tool_use id -> tool name so far) gains its calls."""
+    parts: list[str] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            parts.append(json.dumps({"answer": block.text}) if message.role == "assistant" else block.text)
+        elif isinstance(block, ToolUseBlock):
+            names[block.id] = block.name
+            parts.append(json.dumps({"tool": block.name, "arguments": dict(block.input)}))
+        elif isinstance(block, ToolResultBlock):
+            status = "error" if block.is_error else "result"
+            parts.append(f"[{names.get(block.tool_use_id, 'tool')} {status}]\n{block.content}")
+    return {"role": message.role, "content": "\n\n".join(parts)}
 
 
 def parse_reply(text: str) -> tuple[Block, ...]:

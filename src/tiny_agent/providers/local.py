@@ -14,14 +14,15 @@ server's state file know; it goes with every request, the counting ones included
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx2
 
 from tiny_agent.errors import LocalServerError
-from tiny_agent.providers.base import Provider, Wire
+from tiny_agent.providers.base import Provider, Wire, render
 from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.json_guide import guide
 from tiny_agent.providers.json_tools import SCHEMA_NAME, response_format
@@ -36,8 +37,10 @@ from tiny_agent.providers.llama_server import (
     props,
     read_warm_server,
 )
+from tiny_agent.providers.pricing import FREE
+from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.retry import DEFAULT_MAX_RETRIES, check_timeout
-from tiny_agent.types import ModelResponse, OnProviderEvent, Prompt, Usage
+from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt
 
 __all__ = ["LocalProvider"]
 
@@ -110,7 +113,7 @@ class LocalProvider:
         """Merged into every request body: ``temperature``, ``top_k``, ``top_p``, ``seed``..."""
         self._server: LlamaServer | None = None
         self._inner: Provider | None = None
-        self._window: int | None = None
+        self._profile: ProviderProfile | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -177,6 +180,7 @@ class LocalProvider:
             self._server.stop()
             self._server = None
         self._inner = None
+        self._profile = None
         self._base_url, self._api_key = self._given_url, self._given_key
 
     def __enter__(self) -> LocalProvider:
@@ -199,8 +203,35 @@ class LocalProvider:
 
     # -- the Provider protocol ----------------------------------------------------------------
 
-    def render(self, prompt: Prompt) -> dict[str, Any]:
-        body = self.inner.render(prompt)
+    @property
+    def profile(self) -> ProviderProfile:
+        """The inner adapter's profile (free, a cache that lives in the server's slot) with what only
+        the server knows: its window (``/props``), its address, and that it counts tokens exactly."""
+        if self._profile is not None:
+            return self._profile
+        inner = self.inner.profile
+        try:
+            window = self._server_window()
+        except LocalServerError as exc:  # not up (yet): its first call will say so; ask again next time
+            log.debug("the window of %s is unknown for now: %s", self.base_url, exc)
+            window = None
+        profile = replace(
+            inner,
+            prices=FREE,  # a genuine zero: the model runs on this machine
+            pricing_id=None,
+            context_window=window or inner.context_window,
+            counts_tokens=True,
+            cache_home=display_url(self.base_url),
+        )
+        if window is not None:
+            self._profile = profile
+        return profile
+
+    def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
+        return self.inner.wire_messages(message, names)
+
+    def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
+        body = self.inner.assemble(prompt, messages)
         if self.guided and body.get("response_format", {}).get("json_schema", {}).get("name") == SCHEMA_NAME:
             # Decoding only: the messages, and so the cached prefix, stay as the adapter rendered them.
             allowed = guide(prompt, **self.guide_options)
@@ -215,21 +246,8 @@ class LocalProvider:
                 body["extra_body"] = {**body.get("extra_body", {}), **extra}
         return body
 
-    @property
-    def cache_home(self) -> str:
-        """The server whose memory holds the prompt cache: a new server starts with an empty one.
-        It is stored in the session, so without any user:password or query string."""
-        return display_url(self.base_url)
-
-    @property
-    def tool_choice_keeps_prefix(self) -> bool:
-        """Whether forbidding tool calls leaves the prompt's text alone. In the JSON tool mode the tools
-        are described in the system text and only the decoding grammar changes, so the summary call
-        can forbid them (otherwise the guide would hold the small model to a call or a quote)."""
-        return self.wire == "openai" and self._tool_mode == "json_schema"
-
-    wants_tool_grammar = True
-    """The agent passes workspace-aware argument schemas (``Prompt.tool_grammar``) to this provider."""
+    def render(self, prompt: Prompt) -> dict[str, Any]:
+        return render(self, prompt)
 
     def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
         return self.inner.send(body, on_event=on_event)
@@ -237,13 +255,11 @@ class LocalProvider:
     def stream(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
         return self.inner.stream(body, on_event=on_event)
 
-    def context_window(self) -> int | None:
-        if self._window is None:
-            info = props(self.base_url, self._api_key)
-            settings = info.get("default_generation_settings") or {}
-            n_ctx = settings.get("n_ctx") or info.get("n_ctx")
-            self._window = int(n_ctx) if n_ctx else None
-        return self._window
+    def _server_window(self) -> int | None:
+        info = props(self.base_url, self._api_key)
+        settings = info.get("default_generation_settings") or {}
+        n_ctx = settings.get("n_ctx") or info.get("n_ctx")
+        return int(n_ctx) if n_ctx else None
 
     def count_tokens(self, prompt: Prompt) -> int | None:
         """Exact: the server applies its chat template to the rendered messages and tokenizes it."""
@@ -267,6 +283,3 @@ class LocalProvider:
             return dict(response.json())
         except httpx2.HTTPError as exc:
             raise LocalServerError(f"llama-server {path} failed: {exc}") from exc
-
-    def price(self, usage: Usage) -> float | None:
-        return 0.0  # a genuine zero: the model runs on this machine

@@ -18,7 +18,7 @@ Retries are ours (``providers/retry``), not the SDK's: its ``max_retries`` is 0.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, closing
 from typing import Any, Literal, assert_never
 
@@ -27,7 +27,7 @@ import openai
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers import json_tools
-from tiny_agent.providers.base import Wire
+from tiny_agent.providers.base import Wire, render
 from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
 from tiny_agent.providers.http_errors import (
     check_base_url,
@@ -38,7 +38,7 @@ from tiny_agent.providers.http_errors import (
     status_error_class,
 )
 from tiny_agent.providers.openai_reply import Accumulator, process
-from tiny_agent.providers.pricing import context_window_of, price_usd
+from tiny_agent.providers.profile import ProviderProfile, profile_for
 from tiny_agent.providers.retry import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_RETRY_WAIT,
@@ -58,7 +58,6 @@ from tiny_agent.types import (
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
-    Usage,
 )
 
 __all__ = ["INVALID_JSON_KEY", "TOOL_MODES", "OpenAICompatProvider", "ToolMode"]
@@ -68,10 +67,6 @@ ToolMode = Literal["native", "json_schema"]
 reply to a JSON schema of the tools (see ``json_tools``), for models that cannot call tools."""
 
 TOOL_MODES: tuple[ToolMode, ...] = ("native", "json_schema")
-
-
-_PRICING_IDS = {"openai": "openai", "deepseek": "deepseek", "moonshot": "moonshotai"}
-"""Profile name -> genai-prices provider id."""
 
 
 class OpenAICompatProvider:
@@ -109,10 +104,17 @@ class OpenAICompatProvider:
         self.max_tokens = max_tokens
         """Output cap used when the prompt does not set its own."""
         self.tool_mode = tool_mode
-        self.pricing_provider_id = pricing_provider_id or _PRICING_IDS.get(name)
-        """genai-prices provider id; None when the endpoint has no known price list."""
+        json_mode = tool_mode == "json_schema"
+        self._profile = profile_for(
+            name,
+            "openai",
+            model,
+            pricing_id=pricing_provider_id,
+            context_window=context_window,
+            tool_grammar=json_mode,
+            tool_choice_keeps_prefix=json_mode,
+        )
         self.key_env = key_env
-        self._context_window = context_window
         self._timeout = check_timeout(timeout)
         self._policy = RetryPolicy(max_retries=max_retries, base_delay=retry_backoff, max_retry_wait=max_retry_wait)
         register_secret(api_key)
@@ -129,21 +131,26 @@ class OpenAICompatProvider:
         self.url = display_url(str(self._client.base_url).rstrip("/") + "/chat/completions")
         """Where the calls go, as error messages show it."""
 
-    def render(self, prompt: Prompt) -> dict[str, Any]:
-        """The ``/chat/completions`` body for ``prompt`` (non-streaming)."""
-        if self.tool_mode == "json_schema" and prompt.tools:
-            return self._render_json_tools(prompt)
-        messages: list[dict[str, Any]] = []
-        system = "\n\n".join(text for text in prompt.system if text)
-        if system:
-            messages.append({"role": "system", "content": system})
-        for message in prompt.messages:
-            messages.extend(_render_message(message))
+    @property
+    def profile(self) -> ProviderProfile:
+        return self._profile
 
+    def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
+        if self.tool_mode == "json_schema":
+            return [json_tools.render_message(message, names)]
+        return _render_message(message)
+
+    def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
+        """The ``/chat/completions`` body for ``prompt`` (non-streaming)."""
+        flat = [m for group in messages for m in group]
+        if self.tool_mode == "json_schema" and prompt.tools:
+            return self._json_tools_body(prompt, flat)
+        system = "\n\n".join(text for text in prompt.system if text)
+        head = [{"role": "system", "content": system}] if system else []
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": prompt.max_tokens or self.max_tokens,
-            "messages": messages,
+            "messages": [*head, *flat],
         }
         if prompt.tools:
             body["tools"] = [
@@ -158,14 +165,18 @@ class OpenAICompatProvider:
         body["stream"] = False
         return body
 
-    def _render_json_tools(self, prompt: Prompt) -> dict[str, Any]:
+    def render(self, prompt: Prompt) -> dict[str, Any]:
+        """The ``/chat/completions`` body for ``prompt`` (non-streaming)."""
+        return render(self, prompt)
+
+    def _json_tools_body(self, prompt: Prompt, messages: list[dict[str, Any]]) -> dict[str, Any]:
         # The tool list goes in the system text (stable, so still a cacheable prefix); the grammar
         # is only attached when tools may be called, so a summary call gets plain prose.
         system = "\n\n".join([*(text for text in prompt.system if text), json_tools.tool_instructions(prompt.tools)])
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": prompt.max_tokens or self.max_tokens,
-            "messages": [{"role": "system", "content": system}, *json_tools.render_messages(prompt.messages)],
+            "messages": [{"role": "system", "content": system}, *messages],
         }
         if prompt.tool_choice == "auto":
             body["response_format"] = json_tools.response_format(prompt.tools, prompt.tool_grammar)
@@ -240,19 +251,9 @@ class OpenAICompatProvider:
             key_env=self.key_env,
         )
 
-    def context_window(self) -> int | None:
-        """The explicit window if one was given, else genai-prices' figure for the model, else None."""
-        if self._context_window is not None:
-            return self._context_window
-        return context_window_of(self.model, self.pricing_provider_id)
-
     def count_tokens(self, prompt: Prompt) -> int | None:
         """None: counting would cost a round trip (or is not offered), so the engine estimates."""
         return None
-
-    def price(self, usage: Usage) -> float | None:
-        """Cost in USD at the provider's list price, or None when it is unknown."""
-        return price_usd(usage, self.model, self.pricing_provider_id)
 
 
 def _render_message(message: Message) -> list[dict[str, Any]]:

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_rules import Ttl
+from tiny_agent.types import Wire
 
 __all__ = [
     "CHARS_PER_TOKEN",

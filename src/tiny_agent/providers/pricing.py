@@ -10,12 +10,79 @@ price must never stop an agent run.
 
 from __future__ import annotations
 
+import datetime
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
 import genai_prices
 from genai_prices import data_snapshot
 
 from tiny_agent.types import Usage
 
-__all__ = ["context_window_of", "price_usd"]
+__all__ = ["TokenPrices", "context_window_of", "price_usd", "token_prices"]
+
+_MILLION = 1_000_000
+
+
+@dataclass(frozen=True)
+class TokenPrices:
+    """Dollars per token by class, at the base tier (long-context tiers are for ``price_usd``)."""
+
+    input: float
+    read: float
+    """A cache read."""
+    write: float
+    """A 5-minute cache write (plain input where writes are free)."""
+    write_1h: float
+    output: float
+
+    def cost(self, usage: Usage) -> float | None:
+        """A call's cost at these prices; None when its counts are unknown."""
+        if usage.input_tokens is None or usage.output_tokens is None:
+            return None
+        one_hour = _one_hour_writes(usage) or 0
+        return (
+            (usage.uncached_input_tokens or 0) * self.input
+            + (usage.cache_read_tokens or 0) * self.read
+            + ((usage.cache_write_tokens or 0) - one_hour) * self.write
+            + one_hour * self.write_1h
+            + usage.output_tokens * self.output
+        )
+
+
+FREE = TokenPrices(0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def token_prices(model: str, provider_id: str | None, at: datetime.datetime | None = None) -> TokenPrices | None:
+    """Per-token prices of ``model`` from genai-prices' data (as of ``at``, default now), or None when
+    the model or provider has no known price list."""
+    if provider_id is None:
+        return None
+    try:
+        _, info = data_snapshot.get_snapshot().find_provider_model(model, None, provider_id, None)
+        price = info.get_prices(at or datetime.datetime.now(datetime.UTC))
+    except LookupError:
+        return None
+    base = _per_token(price.input_mtok)
+    if base is None:
+        return None
+    write = _per_token(price.cache_write_mtok)
+    return TokenPrices(
+        input=base,
+        read=_per_token(price.cache_read_mtok) or base,
+        write=base if write is None else write,
+        write_1h=_per_token(price.cache_write_1h_mtok) or (2 * base if write is not None else base),
+        output=_per_token(price.output_mtok) or 0.0,
+    )
+
+
+def _per_token(mtok: Any) -> float | None:
+    """A genai-prices price per million tokens (a Decimal, or tiers with a base) per token."""
+    if mtok is None:
+        return None
+    value = mtok.base if hasattr(mtok, "base") else mtok
+    return float(Decimal(value)) / _MILLION
 
 
 def price_usd(usage: Usage, model: str, provider_id: str | None) -> float | None:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
-from tiny_agent.providers.base import Provider, Wire
+from tiny_agent.providers.base import Provider, Wire, render
+from tiny_agent.providers.pricing import TokenPrices
+from tiny_agent.providers.profile import ProviderProfile, profile_for
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, TextBlock, TextDelta, ToolUseBlock, Usage
 
 __all__ = ["ScriptedProvider", "tool_call"]
@@ -38,17 +41,35 @@ class ScriptedProvider:
         model: str = "scripted",
         context_window: int | None = None,
         name: str = "scripted",
+        prices: TokenPrices | None = None,
+        pricing_id: str | None = None,
+        **capabilities: Any,
     ) -> None:
+        """``prices`` or ``pricing_id`` (a genai-prices provider) price its calls (unpriced by default);
+        ``capabilities`` are profile flags (``cache_home``, ``tool_choice_keeps_prefix``, ...)."""
         self.replies = list(replies)
         self.wire: Wire = wire
         self.model = model
         self.name = name
         self.requests: list[dict[str, Any]] = []
-        self._window = context_window
         self._renderer = _renderer(wire, model)
+        profile = profile_for(name, wire, model, pricing_id=pricing_id, context_window=context_window)
+        if prices is not None:
+            profile = replace(profile, prices=prices, pricing_id=None)
+        self._profile = replace(profile, context_window=context_window, **capabilities)
+
+    @property
+    def profile(self) -> ProviderProfile:
+        return self._profile
+
+    def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
+        return self._renderer.wire_messages(message, names)
+
+    def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
+        return self._renderer.assemble(prompt, messages)
 
     def render(self, prompt: Prompt) -> dict[str, Any]:
-        return self._renderer.render(prompt)
+        return render(self, prompt)
 
     def stream(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
         """``send``, then the answer's text as one delta."""
@@ -86,13 +107,7 @@ class ScriptedProvider:
             cache_write_tokens=None,
         )
 
-    def context_window(self) -> int | None:
-        return self._window
-
     def count_tokens(self, prompt: Prompt) -> int | None:
-        return None
-
-    def price(self, usage: Usage) -> float | None:
         return None
 
 

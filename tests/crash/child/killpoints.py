@@ -196,14 +196,14 @@ def _wrap_repair() -> None:
 def _batch_results() -> None:
     """Commit a turn's tool results together once all have run (instead of each as it finishes)."""
     from tiny_agent.context.engine import Context
-    from tiny_agent.context.log import new_entry
+    from tiny_agent.context.entries import ToolResult
     from tiny_agent.types import ToolResultBlock
 
     def add_tool_result(self: Context, result: ToolResultBlock) -> None:
         held: list[ToolResultBlock] = self.__dict__.setdefault("_held_results", [])
         held.append(result)
         if {r.tool_use_id for r in held} >= set(self.state.pending):
-            self.append([new_entry("tool_result", block=r.to_dict()) for r in held])
+            self.append([ToolResult(r) for r in held])
             held.clear()
 
     Context.add_tool_result = add_tool_result  # type: ignore[method-assign]
@@ -219,15 +219,16 @@ def _no_close() -> None:
 def _late_call() -> None:
     """Commit the ``call`` entry together with the reply instead of before the send."""
     from tiny_agent.context.engine import Context
+    from tiny_agent.context.entries import CallOpened, encode
     from tiny_agent.types import Entry
 
     original = Context.append
 
     def append(self: Context, batch: Sequence[Any]) -> list[Entry]:
         held: list[Any] = self.__dict__.setdefault("_held_call", [])
-        if [kind for kind, _ in batch] == ["call"]:
+        if len(batch) == 1 and isinstance(batch[0], CallOpened):
             held.extend(batch)
-            kind, body = batch[0]
+            kind, body = encode(batch[0])
             return [Entry(kind, body, "not-yet-committed", self.state.head + 1, time.time())]
         combined = [*held, *batch]
         skip = len(held)

@@ -70,7 +70,7 @@ def _warm_up() -> None:
             model="claude-sonnet-4-6", api_key="warm-up", base_url=f"http://127.0.0.1:{server.server_address[1]}"
         )
         response = provider.send(provider.render(Prompt(("s",), (), (Message.user("hi"),))))
-        provider.price(response.usage)
+        provider.profile.price(response.usage)
         provider._client.close()
         thread.join()
 

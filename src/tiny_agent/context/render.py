@@ -1,0 +1,125 @@
+"""One render per model call: the body, its check, its size and its fingerprint from one pass.
+
+A conversation is re-sent in full every turn, but between two turns only its end changes. So the
+renderer keeps, position by position, what it made of each message the last time (the message
+object itself, the wire messages the adapter made of it, the hash chain up to it, the measured
+length up to it, and the wire check's state before it), finds how far the new prompt's messages
+are the very same objects, and does the work only from there on. Each message is serialised and
+hashed once (``tokens.Serialized``); what the turn costs grows with what was appended, not with
+the window. A compaction or a clearing rebuilds the window, and the next render starts over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tiny_agent.context.cache import chain_step, head_fingerprint
+from tiny_agent.context.tokens import Serialized, head_chars
+from tiny_agent.providers.base import Provider
+from tiny_agent.providers.wire_check import WireCheck, count_marks
+from tiny_agent.types import Message, Prompt, ToolSpec
+
+__all__ = ["Rendered", "Renderer"]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A prompt made into the exact body that will be sent, with what the engine knows of it."""
+
+    prompt: Prompt
+    body: dict[str, Any]
+    problems: tuple[str, ...]
+    """What the wire would refuse (empty: legal)."""
+    chars: int
+    """The estimator's measure of the prompt (``tokens.prompt_chars``)."""
+    fingerprint: Mapping[str, Any]
+    chain: tuple[str, ...]
+    """The message hash chain, one hash per message (``cache.message_chain``)."""
+    marks: int
+    """``cache_control`` breakpoints in the body."""
+
+    @property
+    def legal(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class _Head:
+    tools: tuple[ToolSpec, ...] | None = None
+    system: tuple[str, ...] | None = None
+    fingerprint: dict[str, Any] = field(default_factory=dict)
+    chars: int = 0
+
+
+class Renderer:
+    """Renders prompts for one conversation; ``renders`` counts the passes (one per model call)."""
+
+    def __init__(self, texts: Serialized | None = None) -> None:
+        self.texts = texts or Serialized()
+        self.renders = 0
+        self._messages: list[Message] = []
+        self._chain: list[str] = []
+        self._chars: list[int] = []
+        """Measured length of the messages up to and including each position."""
+        self._provider: Provider | None = None
+        self._wire: list[list[dict[str, Any]]] = []
+        self._names: dict[str, str] = {}
+        self._check: WireCheck | None = None
+        self._head = _Head()
+
+    def render(self, prompt: Prompt, provider: Provider) -> Rendered:
+        self.renders += 1
+        profile = provider.profile
+        if provider is not self._provider or self._check is None:
+            self._provider, self._wire, self._names, self._check = provider, [], {}, profile.checker()
+        messages = prompt.messages
+        same = _same_prefix(self._messages, messages)
+        self._extend(messages, same)
+        start = min(same, len(self._wire))
+        del self._wire[start:]
+        self._check.rewind(start)
+        for position in range(start, len(messages)):
+            wire = provider.wire_messages(messages[position], self._names)
+            self._wire.append(wire)
+            self._check.feed(position, wire)
+        body = provider.assemble(prompt, self._wire)
+        head = self._head_of(prompt)
+        chain = tuple(self._chain)
+        count = len(messages)
+        chars = head.chars + (self._chars[-1] + count + 1 if count else 0)
+        fingerprint = {**head.fingerprint, "messages": count, "chain": chain[-1] if chain else ""}
+        marks = count_marks(body) if profile.cache.max_breakpoints else 0
+        problems = tuple(profile.finish_check(self._check, marks))
+        return Rendered(prompt, body, problems, chars, fingerprint, chain, marks)
+
+    def _extend(self, messages: Sequence[Message], same: int) -> None:
+        """The chain and the measured lengths for ``messages``, reusing the first ``same`` positions."""
+        del self._messages[same:], self._chain[same:], self._chars[same:]
+        previous = self._chain[-1] if self._chain else ""
+        total = self._chars[-1] if self._chars else 0
+        for message in messages[same:]:
+            text = self.texts.text(message)
+            previous = chain_step(previous, text)
+            total += len(text)
+            self._messages.append(message)
+            self._chain.append(previous)
+            self._chars.append(total)
+
+    def _head_of(self, prompt: Prompt) -> _Head:
+        head = self._head
+        if head.tools is not prompt.tools or head.system != prompt.system:
+            self._head = head = _Head(
+                prompt.tools, prompt.system, head_fingerprint(prompt), head_chars(prompt.system, prompt.tools)
+            )
+        return head
+
+
+def _same_prefix(before: Sequence[Message], now: Sequence[Message]) -> int:
+    """How many leading positions hold the very same message objects."""
+    count = min(len(before), len(now))
+    for i in range(count):
+        if before[i] is not now[i]:
+            return i
+    return count

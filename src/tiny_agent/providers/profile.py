@@ -1,0 +1,132 @@
+"""What a provider is and can do, declared: the one thing the engine reads about a model endpoint.
+
+As pydantic-ai gives every model a ``ModelProfile``, each provider here declares a
+``ProviderProfile``: its wire format, its cache rules (where breakpoints may go and how many, the
+lookback, the minimum cacheable length of its model, the lifetimes and what a write costs), its
+prices per token class, the request check of its wire, and the capabilities the engine adapts to.
+context/ and agent/ read only this: they never ask a provider object what it is by its name, its
+attributes or the bytes of a body it rendered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tiny_agent.providers.cache_rules import CacheRules, Ttl, rules_of
+from tiny_agent.providers.pricing import TokenPrices, context_window_of, price_usd, token_prices
+from tiny_agent.providers.wire_check import (
+    AnthropicCheck,
+    OpenAICheck,
+    WireCheck,
+    check_anthropic_body,
+    check_openai_body,
+)
+from tiny_agent.types import Usage, Wire
+
+__all__ = ["PRICING_IDS", "ProviderProfile", "profile_for"]
+
+PRICING_IDS: Mapping[str, str] = {
+    "anthropic": "anthropic",
+    "openai": "openai",
+    "deepseek": "deepseek",
+    "moonshot": "moonshotai",
+}
+"""Profile name -> genai-prices provider id. A profile not listed has no known price list."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProviderProfile:
+    """A model endpoint's capabilities and rules. Build one with ``profile_for``."""
+
+    name: str
+    """"anthropic", "openai", "deepseek", "moonshot", "local", or a name of your own."""
+    wire: Wire
+    model: str
+    cache: CacheRules
+    cache_ttl: Ttl = "5m"
+    """The lifetime the requests ask for (Anthropic's ``ttl``); automatic caches have one lifetime."""
+    prices: TokenPrices | None = None
+    """Dollars per token by class; None when the model's price is unknown."""
+    pricing_id: str | None = None
+    """genai-prices provider id: a call is priced there, long-context tiers included."""
+    context_window: int | None = None
+    counts_tokens: bool = False
+    """``count_tokens`` is exact and cheap (a local server tokenizes): sizes are counted, not estimated."""
+    tool_grammar: bool = False
+    """Decoding can be narrowed per turn with ``Prompt.tool_grammar`` (the local JSON tool mode)."""
+    tool_choice_keeps_prefix: bool = False
+    """Forbidding tool calls leaves the prompt's text alone (the tools live in the system text and only
+    the decoding grammar changes), so a summary call may forbid them without a cache miss."""
+    cache_home: str = ""
+    """Where the cache lives when it is one server's memory (its URL, no credentials)."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Anything a profile of your own wants to carry; the engine does not read it."""
+
+    @property
+    def lifetime(self) -> float:
+        """Seconds a cache entry lives after its last use, at the requested TTL."""
+        return float(self.cache.ttl_seconds[self.cache_ttl])
+
+    @property
+    def write_price(self) -> float | None:
+        """A cache write at the requested TTL, per token."""
+        if self.prices is None:
+            return None
+        return self.prices.write_1h if self.cache_ttl == "1h" else self.prices.write
+
+    def price(self, usage: Usage) -> float | None:
+        """Cost in USD of one call with ``usage``; None when the price or the counts are unknown."""
+        if self.pricing_id is not None:
+            return price_usd(usage, self.model, self.pricing_id)
+        return self.prices.cost(usage) if self.prices is not None else None
+
+    def check(self, body: Mapping[str, Any]) -> list[str]:
+        """What the wire would refuse in ``body`` (empty: legal)."""
+        if self.wire == "anthropic":
+            return check_anthropic_body(body, self.cache.max_breakpoints)
+        return check_openai_body(body)
+
+    def checker(self) -> WireCheck:
+        """An incremental check of this wire (see ``wire_check``)."""
+        return AnthropicCheck() if self.wire == "anthropic" else OpenAICheck()
+
+    def finish_check(self, check: WireCheck, marks: int) -> list[str]:
+        """The problems ``check`` found, with the body's ``marks`` held to the breakpoint limit."""
+        return check.finish(marks, self.cache.max_breakpoints)
+
+    def with_model(self, model: str) -> ProviderProfile:
+        """The same endpoint serving another model: its rules, prices and window."""
+        return profile_for(self.name, self.wire, model, cache_ttl=self.cache_ttl, context_window=None)
+
+
+def profile_for(
+    name: str,
+    wire: Wire,
+    model: str,
+    *,
+    cache_ttl: Ttl = "5m",
+    pricing_id: str | None = None,
+    context_window: int | None = None,
+    min_tokens: Mapping[str, int] | None = None,
+    **capabilities: Any,
+) -> ProviderProfile:
+    """The profile of ``model`` at the endpoint ``name`` speaking ``wire``, from the published rules
+    and genai-prices. ``pricing_id`` defaults to the name's price list (none for other names);
+    ``capabilities`` set the flags (``counts_tokens``, ``tool_grammar``, ...)."""
+    pricing = pricing_id or PRICING_IDS.get(name)
+    prices = token_prices(model, pricing)
+    window = context_window or context_window_of(model, pricing)
+    rules = rules_of(name, model, wire, min_tokens)
+    profile = ProviderProfile(
+        name=name,
+        wire=wire,
+        model=model,
+        cache=rules,
+        cache_ttl=cache_ttl,
+        prices=prices,
+        pricing_id=pricing if prices is not None else None,
+        context_window=window,
+    )
+    return replace(profile, **capabilities) if capabilities else profile
