@@ -22,8 +22,8 @@ from tiny_agent.context.entries import (
     RunStop,
     ToolResult,
     UserInput,
-    decode,
 )
+from tiny_agent.context.entry_codec import decode
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.types import Entry, TextBlock, ToolUseBlock
 

@@ -22,8 +22,8 @@ from tiny_agent.context.entries import (
     ToolResult,
     TypedEntry,
     UserInput,
-    encode,
 )
+from tiny_agent.context.entry_codec import encode
 from tiny_agent.context.legality import drop_empty_text
 from tiny_agent.context.log import Log, MemoryLog
 from tiny_agent.context.state import State

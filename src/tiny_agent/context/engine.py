@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
-from tiny_agent.context import calling, shrink
+from tiny_agent.context import calling, clearing, shrink
 from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.compaction import Compaction, Summarizer
 from tiny_agent.context.config import DEFAULT_CONTEXT_WINDOW, EMPTY_REPLY, NOT_RUN, ContextConfig
@@ -233,7 +233,7 @@ class Context(Conversation):
     def maybe_clear(self, provider: Provider | None = None) -> int:
         """Replace tool output older than ``config.clear_after`` turns by stubs, in one batch, when it
         pays; returns how many results were cleared (the log keeps them all)."""
-        return shrink.clear_old_output(self, provider)
+        return clearing.clear_old_output(self, provider)
 
     def summarizer(self, provider: Provider) -> Summarizer:
         """A summarizer that calls ``provider`` with this context's own system and tools first, so

@@ -1,10 +1,8 @@
 """The log's entries as typed values: one frozen dataclass per kind, to and from their stored JSON.
 
-The store keeps ``(kind, body)`` with a plain JSON body (``"v": 1``); everything above it works on
-these values, so a ``match`` over them is the one place an entry changes the state
-(``State.apply``). The stored shape is the one sessions have always had: reading a body is the only
-migration a new field needs (a missing field reads as its default). Bodies that cannot be read
-raise ``EntryError`` naming what is wrong; the caller names the store, the session and the entry.
+The store keeps ``(kind, body)`` with a plain JSON body; everything above it works on these
+values, so a ``match`` over them is the one place an entry changes the state (``State.apply``).
+``context.entry_codec`` turns them into their stored JSON and back.
 """
 
 from __future__ import annotations
@@ -14,11 +12,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from tiny_agent.context.tokens import CallRecord
-from tiny_agent.store.base import NewEntry
-from tiny_agent.types import Block, Entry, Message, ToolResultBlock, block_from_dict
+from tiny_agent.types import Block, Message, ToolResultBlock
 
 __all__ = [
-    "BODY_VERSION",
     "ENGINE_SETTINGS",
     "CallDone",
     "CallFailed",
@@ -35,11 +31,7 @@ __all__ = [
     "ToolResult",
     "TypedEntry",
     "UserInput",
-    "decode",
-    "encode",
 ]
-
-BODY_VERSION = 1
 
 ENGINE_SETTINGS = frozenset(
     {
@@ -197,130 +189,3 @@ TypedEntry = (
     | Note
     | RunStop
 )
-
-
-def encode(value: TypedEntry) -> NewEntry:
-    """The entry to append: its kind and its JSON body."""
-    body: dict[str, Any] = {"v": BODY_VERSION}
-    match value:
-        case UserInput(content=content):
-            body["content"] = [b.to_dict() for b in content]
-        case Response(content=content, call=call):
-            body["content"] = [b.to_dict() for b in content]
-            if call is not None:
-                body["call"] = call
-        case ToolResult(block=block):
-            body["block"] = block.to_dict()
-        case CompactionMark():
-            body.update(
-                cut=value.cut,
-                messages=value.messages,
-                summary=value.summary,
-                record=value.record,
-                tokens_before=value.tokens_before,
-                tokens_after=value.tokens_after,
-            )
-        case Clearing(stubs=stubs):
-            body["stubs"] = dict(stubs)
-        case CallOpened():
-            body.update(purpose=value.purpose, model=value.model, chars=value.chars)
-            body.update(fingerprint=dict(value.fingerprint), provider=value.provider)
-            if value.server:
-                body["server"] = value.server
-            body.update(changes=list(value.changes), shared_messages=value.shared_messages)
-        case CallDone(call=call, record=record):
-            body.update(call=call, **record.to_body())
-        case CallFailed(call=call, error=error):
-            body.update(call=call, error=error)
-        case PinChange(add=add, remove=remove):
-            body.update({k: v for k, v in (("add", add), ("remove", remove)) if v is not None})
-        case ConfigChange(settings=settings) | RunSettings(settings=settings):
-            body["settings"] = dict(settings)
-        case Note(text=text):
-            body["text"] = text
-        case RunStop(reason=reason, steps=steps, detail=detail):
-            body.update(reason=reason, steps=steps, detail=detail)
-    return value.kind, body
-
-
-def decode(entry: Entry) -> list[TypedEntry]:
-    """The typed values of a stored entry. Usually one; an old ``config`` entry that mixed engine and
-    run settings reads as both. Raises ``EntryError`` for a body that cannot be read."""
-    body = entry.body
-    if not isinstance(body, Mapping):
-        raise EntryError(f"a {entry.kind} entry whose body is not a JSON object")
-    try:
-        return _decode(entry.kind, body)
-    except EntryError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        what = f"no {exc}" if isinstance(exc, KeyError) else str(exc)
-        raise EntryError(f"a {entry.kind} entry that cannot be read ({what})") from exc
-
-
-def _decode(kind: str, body: Mapping[str, Any]) -> list[TypedEntry]:
-    match kind:
-        case "user":
-            return [UserInput(_blocks(body))]
-        case "response":
-            call = body.get("call")
-            return [Response(_blocks(body), int(call) if call is not None else None)]
-        case "tool_result":
-            block = block_from_dict(body["block"])
-            if not isinstance(block, ToolResultBlock):
-                raise EntryError(f"a tool_result entry that holds a {block.type} block")
-            return [ToolResult(block)]
-        case "compaction":
-            return [
-                CompactionMark(
-                    int(body["cut"]),
-                    int(body.get("messages") or 0),
-                    str(body["summary"]),
-                    str(body["record"]),
-                    _int(body.get("tokens_before")),
-                    _int(body.get("tokens_after")),
-                )
-            ]
-        case "clear":
-            return [Clearing({str(k): str(v) for k, v in (body.get("stubs") or {}).items()})]
-        case "call":
-            shared = body.get("shared_messages")
-            return [
-                CallOpened(
-                    str(body["purpose"]),
-                    str(body["model"]),
-                    int(body.get("chars") or 0),
-                    dict(body.get("fingerprint") or {}),
-                    str(body.get("server") or ""),
-                    str(body.get("provider") or ""),
-                    tuple(str(c) for c in body.get("changes") or ()),
-                    int(shared) if shared is not None else None,
-                )
-            ]
-        case "call_done":
-            return [CallDone(int(body["call"]), CallRecord.from_body(body))]
-        case "call_failed":
-            return [CallFailed(int(body["call"]), str(body.get("error") or ""))]
-        case "pin":
-            add, remove = body.get("add"), body.get("remove")
-            return [PinChange(None if add is None else str(add), None if remove is None else str(remove))]
-        case "config":
-            settings = dict(body.get("settings") or {})
-            engine = {k: v for k, v in settings.items() if k in ENGINE_SETTINGS}
-            run = {k: v for k, v in settings.items() if k not in ENGINE_SETTINGS}
-            return [*([ConfigChange(engine)] if engine or not run else []), *([RunSettings(run)] if run else [])]
-        case "run":
-            return [RunSettings(dict(body.get("settings") or {}))]
-        case "note":
-            return [Note(str(body.get("text") or ""))]
-        case "stop":
-            return [RunStop(str(body.get("reason") or ""), int(body.get("steps") or 0), str(body.get("detail") or ""))]
-    raise EntryError(f"an entry of unknown kind {kind!r} (written by a newer tiny-agent?)")
-
-
-def _blocks(body: Mapping[str, Any]) -> tuple[Block, ...]:
-    return tuple(block_from_dict(b) for b in body.get("content") or ())
-
-
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

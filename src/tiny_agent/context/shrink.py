@@ -1,5 +1,5 @@
-"""Making the window smaller: compaction (a summary replaces the older turns) and clearing (old
-tool output replaced by a stub). Both only append an entry; the log keeps every original.
+"""Making the window smaller by compaction: a summary replaces the older turns (clearing old tool
+output is ``context.clearing``). It only appends an entry; the log keeps every original.
 
 The summary call reads the cache: it sends the window exactly as the turns do (same tools,
 ``tool_choice``, system and cache marks) with the summary request appended as the last user turn,
@@ -13,7 +13,6 @@ If it calls one anyway, it is asked once more; then the flattened transcript is 
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
@@ -28,21 +27,19 @@ from tiny_agent.context.compaction import (
     flatten,
 )
 from tiny_agent.context.config import ContextConfig
-from tiny_agent.context.entries import Clearing, CompactionMark, TypedEntry
-from tiny_agent.context.policy import clearing_pays, compaction_pays, token_prices
+from tiny_agent.context.entries import CompactionMark, TypedEntry
+from tiny_agent.context.policy import compaction_pays, token_prices
 from tiny_agent.context.state import State
 from tiny_agent.context.tokens import TokenLedger
 from tiny_agent.errors import CompactionError
 from tiny_agent.providers.base import Provider
-from tiny_agent.types import CachePlan, Entry, Message, ModelResponse, Prompt, TextBlock, ToolResultBlock, ToolUseBlock
+from tiny_agent.types import CachePlan, Entry, Message, ModelResponse, Prompt, TextBlock
 
 __all__ = [
     "Shrinkable",
     "cached_summary",
-    "clear_old_output",
     "compact",
     "maybe_compact",
-    "plan_clearing",
     "transcript_summarizer",
     "worth_compacting",
 ]
@@ -84,8 +81,6 @@ class Shrinkable(Protocol):
 
 
 NO_TOOLS_AGAIN = "Reply with the summary as plain text. Do not call any tool."
-STUB_MIN_CHARS = 400
-"""Results shorter than this are not worth a stub."""
 
 
 def maybe_compact(ctx: Shrinkable, provider: Provider) -> Compaction | None:
@@ -247,65 +242,3 @@ def worth_compacting(ctx: Shrinkable, provider: Provider, tokens: int) -> bool:
     after = fixed + summary + ctx.ledger.estimate(recent[cut:])
     prices = token_prices(provider.profile)
     return compaction_pays(prices, tokens, after, summary, config.horizon_turns, after - fixed)
-
-
-def plan_clearing(ctx: Shrinkable, provider: Provider | None) -> dict[str, str]:
-    """Stubs for the tool results older than ``clear_after`` turns, if clearing them all now pays."""
-    config = ctx.config
-    if config.clear_after is None:
-        return {}
-    state = ctx.state
-    window = state.messages[state.base :]
-    turns = [i for i, m in enumerate(window) if m.role == "assistant"]
-    if len(turns) <= config.clear_after:
-        return {}
-    horizon_index = turns[-config.clear_after]
-    calls = {b.id: b for m in window for b in m.tool_uses}
-    stubs: dict[str, str] = {}
-    first = None
-    cleared = 0
-    for index, message in enumerate(window[:horizon_index]):
-        for block in message.tool_results:
-            if block.tool_use_id in state.stubs or len(block.content) < STUB_MIN_CHARS:
-                continue
-            stub = _stub(calls.get(block.tool_use_id), block)
-            stubs[block.tool_use_id] = stub
-            cleared += ctx.ledger.estimate([Message("user", (block,))]) - ctx.ledger.estimate([Message.user(stub)])
-            first = index if first is None else first
-    if first is None or cleared < config.clear_min_tokens:
-        return {}
-    if provider is not None and not _rewritten_anyway(ctx, provider):
-        rewritten = ctx.ledger.estimate(window[first:])
-        total = ctx.context_tokens()
-        if not clearing_pays(token_prices(provider.profile), total, cleared, rewritten, config.horizon_turns):
-            return {}
-    return stubs
-
-
-def _rewritten_anyway(ctx: Shrinkable, provider: Provider) -> bool:
-    """Whether the next request writes the window anew whatever is cleared: a compaction just
-    replaced it, or the cache entry has expired. Clearing then costs no extra cache write."""
-    state = ctx.state
-    if "compaction" in state.changes:
-        return True
-    if state.last_done is None:
-        return False
-    answered = state.last_done[1].at or state.last_done[0].at
-    return ctx.clock() - answered > provider.profile.lifetime
-
-
-def clear_old_output(ctx: Shrinkable, provider: Provider | None = None) -> int:
-    """Clear old tool output when it pays (see ``plan_clearing``); returns how many results were cleared."""
-    stubs = plan_clearing(ctx, provider)
-    if stubs:
-        ctx.append([Clearing(stubs)])
-    return len(stubs)
-
-
-def _stub(call: ToolUseBlock | None, result: ToolResultBlock) -> str:
-    name = call.name if call else "the tool"
-    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in (call.input.items() if call else ()))
-    return (
-        f"[cleared to save context: {name}({args}) returned {len(result.content):,} characters here; "
-        f"call {name} again if you need them]"
-    )

@@ -30,8 +30,8 @@ from tiny_agent.context.entries import (
     ToolResult,
     TypedEntry,
     UserInput,
-    decode,
 )
+from tiny_agent.context.entry_codec import decode
 from tiny_agent.context.tokens import CallRecord, TokenLedger
 from tiny_agent.context.window import Window
 from tiny_agent.types import Block, Entry, Message, ToolResultBlock

@@ -219,7 +219,8 @@ def _no_close() -> None:
 def _late_call() -> None:
     """Commit the ``call`` entry together with the reply instead of before the send."""
     from tiny_agent.context.engine import Context
-    from tiny_agent.context.entries import CallOpened, encode
+    from tiny_agent.context.entries import CallOpened
+    from tiny_agent.context.entry_codec import encode
     from tiny_agent.types import Entry
 
     original = Context.append
