@@ -38,8 +38,16 @@ from tiny_agent.providers.anthropic import AnthropicProvider
 from tiny_agent.providers.openai_compat import OpenAICompatProvider
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.store.sqlite import SQLiteStore
-from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, TextBlock, ToolResultBlock, ToolUseBlock
-from tiny_agent.types import Usage
+from tiny_agent.types import (
+    Message,
+    ModelResponse,
+    OnProviderEvent,
+    Prompt,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "engine_turn.json"
@@ -170,15 +178,17 @@ def main(argv: list[str] | None = None) -> int:
                 row = measure(size, args.turns, wire, folder)
                 rows.append(row)
                 print(
-                    f"{wire:<9} {size:>5} messages: engine {row['engine_ms']:>8.3f} ms, json.dumps {row['json_dumps_ms']:>7.3f} ms"
-                    f" ({row['body_chars']:,} chars): {row['ratio']:>5.2f}x, renders per turn {row['renders_per_turn']}"
+                    f"{wire:<9} {size:>5} messages: engine {row['engine_ms']:>8.3f} ms, "
+                    f"json.dumps {row['json_dumps_ms']:>7.3f} ms ({row['body_chars']:,} chars): "
+                    f"{row['ratio']:>5.2f}x, renders per turn {row['renders_per_turn']}"
                 )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(
         json.dumps(
             {
                 "benchmark": "engine work per turn against one json.dumps of the body sent",
-                "command": "PYTHONPATH=src .venv/bin/python benchmarks/engine_turn.py " + " ".join(argv or sys.argv[1:]),
+                "command": "PYTHONPATH=src .venv/bin/python benchmarks/engine_turn.py "
+                + " ".join(argv or sys.argv[1:]),
                 "python": platform.python_version(),
                 "machine": platform.machine(),
                 "config": {"policy": "fraction", "clear_after": None, "tool_result_chars": RESULT_CHARS},

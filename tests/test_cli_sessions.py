@@ -47,7 +47,7 @@ def script(monkeypatch: pytest.MonkeyPatch) -> Script:
         built.append(provider)
         return provider
 
-    monkeypatch.setattr("tiny_agent.cli.runtime.resolve_provider", resolve)
+    monkeypatch.setattr("tiny_agent.agent.run.resolve_provider", resolve)
     return built
 
 
@@ -229,13 +229,8 @@ def test_append_system_given_again_on_resume_replaces_its_own_text(
 
 
 def test_a_session_stored_before_appended_system_was_recorded_does_not_get_it_twice() -> None:
-    from tiny_agent.cli.printer import Printer
-    from tiny_agent.cli.runtime import _system
+    from tiny_agent.agent.settings import compose_system
 
-    printer = Printer()
-    try:
-        stored = "You are careful.\n\nBe terse."
-        assert _system(None, "Be terse.", stored, None, printer) == stored
-        assert _system(None, "B", "X\n\nA", "", printer) == "X\n\nA\n\nB", "--system reset what was appended"
-    finally:
-        printer.close()
+    stored = "You are careful.\n\nBe terse."
+    assert compose_system(None, "Be terse.", stored, None) == stored
+    assert compose_system(None, "B", "X\n\nA", "") == "X\n\nA\n\nB", "--system reset what was appended"

@@ -13,27 +13,21 @@ from typing import Any, TypeVar
 
 import click
 
+from tiny_agent.agent.budget import STOP_SHARE
 from tiny_agent.agent.loop import AgentConfig
+from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, LOCAL_TIMEOUT
 from tiny_agent.context.engine import ContextConfig
+from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS
 from tiny_agent.providers.registry import PROVIDER_NAMES
 
-__all__ = ["SESSION_SETTINGS", "CompactAt", "NonNegative", "Positive", "agent_options", "given"]
+__all__ = ["CONFIG_FLAGS", "PROVIDER_FLAGS", "CompactAt", "NonNegative", "Positive", "agent_options", "given"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-SESSION_SETTINGS = (
-    "provider",
-    "model",
-    "base_url",
-    "max_tokens",
-    "workspace",
-    "protect",
-    "allow_read",
-    "default_protect",
-    "max_output_chars",
-    "cache_ttl",
-)
-"""CLI flags stored in the session's settings; the context's own (system, thresholds) are stored by the engine."""
+CONFIG_FLAGS = ("compact_at", "keep_turns", "context_window")
+"""Flags that set the engine's thresholds (``ContextConfig``), recorded in the session."""
+PROVIDER_FLAGS = ("timeout", "max_retries")
+"""Flags that go to the adapter for this run only."""
 
 
 class CompactAt(click.ParamType[float]):
@@ -117,19 +111,26 @@ agent_options = _stack(
     ),
     click.option("--model", help="Model id, or a .gguf file for the local provider. Default: the provider's."),
     click.option("--base-url", help="API base URL, e.g. a llama.cpp server's http://127.0.0.1:8080/v1."),
-    click.option("--max-tokens", type=Positive(int), help="Cap on output tokens per call."),
+    click.option(
+        "--max-tokens",
+        type=Positive(int),
+        help=f"Cap on output tokens per call (default {DEFAULT_MAX_TOKENS}; {LOCAL_MAX_TOKENS} for the local model).",
+    ),
     click.option(
         "--timeout",
         type=Positive(float, " seconds"),
-        help="Seconds to wait for a reply to start, per attempt (default 60; 600 for the local model).",
+        help=f"Seconds to wait for a reply to start, per attempt (default {DEFAULT_TIMEOUT:g}; "
+        f"{LOCAL_TIMEOUT:g} for the local model).",
     ),
     click.option(
-        "--max-retries", type=NonNegative(), help="Retries of a call that failed in a way a retry can fix (default 4)."
+        "--max-retries",
+        type=NonNegative(),
+        help=f"Retries of a call that failed in a way a retry can fix (default {DEFAULT_MAX_RETRIES}).",
     ),
     click.option(
         "--cache-ttl",
         type=click.Choice(["5m", "1h"]),
-        help="Anthropic prompt-cache lifetime; 1h writes cost 2x instead of 1.25x.",
+        help="Anthropic prompt-cache lifetime (default 5m); 1h writes cost 2x instead of 1.25x.",
     ),
     # workspace and rules
     click.option(
@@ -154,7 +155,7 @@ agent_options = _stack(
     click.option(
         "--max-output-chars",
         type=Positive(int),
-        help="Cut tool output beyond this (default 20000, less for small windows).",
+        help=f"Cut tool output beyond this (default {DEFAULT_MAX_OUTPUT_CHARS}, less for small windows).",
     ),
     # the conversation
     click.option("--pin", multiple=True, metavar="TEXT", help="A constraint kept in every request (repeatable)."),
@@ -185,7 +186,7 @@ agent_options = _stack(
     click.option(
         "--budget-usd",
         type=Positive(float, " dollars"),
-        help="Stop cleanly once 90% of this is spent (the session's total).",
+        help=f"Stop cleanly once {STOP_SHARE:.0%} of this is spent (the session's total).",
     ),
     # the session
     click.option(

@@ -26,7 +26,7 @@ import httpx2
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.anthropic_reply import Accumulator, process
-from tiny_agent.providers.base import Wire, render
+from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
 from tiny_agent.providers.cache_rules import Ttl
 from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
 from tiny_agent.providers.http_errors import (
@@ -72,7 +72,7 @@ class AnthropicProvider:
         api_key: str | None = None,
         base_url: str | None = None,
         name: str = "anthropic",
-        max_tokens: int = 4096,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: float = DEFAULT_TIMEOUT,
         max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,

@@ -16,7 +16,12 @@ from typing import Any, Protocol, runtime_checkable
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, Wire
 
-__all__ = ["Provider", "Wire", "render"]
+__all__ = ["DEFAULT_MAX_TOKENS", "LOCAL_MAX_TOKENS", "Provider", "Wire", "render"]
+
+DEFAULT_MAX_TOKENS = 4096
+"""Output cap of a call whose prompt sets none (the remote adapters)."""
+LOCAL_MAX_TOKENS = 512
+"""The local model's output cap: on two cores a long reply takes minutes."""
 
 
 @runtime_checkable

@@ -22,7 +22,7 @@ from typing import Any
 import httpx2
 
 from tiny_agent.errors import LocalServerError
-from tiny_agent.providers.base import Provider, Wire, render
+from tiny_agent.providers.base import LOCAL_MAX_TOKENS, Provider, Wire, render
 from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.json_guide import guide
 from tiny_agent.providers.json_tools import SCHEMA_NAME, response_format
@@ -79,7 +79,7 @@ class LocalProvider:
         wire: Wire = "openai",
         tool_mode: str = "json_schema",
         ctx_size: int = DEFAULT_CTX_SIZE,
-        max_tokens: int = 512,
+        max_tokens: int = LOCAL_MAX_TOKENS,
         use_warm: bool = True,
         sampling: Mapping[str, Any] | None = None,
         guided: bool | None = None,

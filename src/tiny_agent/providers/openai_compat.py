@@ -27,7 +27,7 @@ import openai
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers import json_tools
-from tiny_agent.providers.base import Wire, render
+from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
 from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
 from tiny_agent.providers.http_errors import (
     check_base_url,
@@ -85,7 +85,7 @@ class OpenAICompatProvider:
         api_key: str | None = None,
         base_url: str | None = None,
         name: str = "openai",
-        max_tokens: int = 4096,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: float = DEFAULT_TIMEOUT,
         max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,

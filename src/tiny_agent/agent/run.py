@@ -1,0 +1,287 @@
+"""A run assembled in one call: the session, its settings, the provider, the workspace and the agent.
+
+``Run.open`` does what every entry point needs, in the order that keeps a mistake cheap: the
+session first (a damaged, locked or read-only store is one line before a cent is spent), then the
+settings (the session's, overridden by what is given, the change recorded), the workspace (checked
+before the provider, which may start a server), the system prompt (composed and checked for values
+that change between runs), the provider, and tool output sized to the model's window::
+
+    with Run.open(SQLiteStore(), settings=RunSettings(provider="anthropic"), pins=["never edit dev.mjs"]) as run:
+        result = run.agent.run("read README.md and tell me what it is about")
+
+The command line parses its flags into these arguments and prints what comes back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, Event
+from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, compose_system, looks_volatile
+from tiny_agent.agent.tools import Toolbox
+from tiny_agent.agent.workspace import Workspace
+from tiny_agent.context.config import ContextConfig
+from tiny_agent.context.engine import Context
+from tiny_agent.context.session import Session
+from tiny_agent.errors import ConfigError
+from tiny_agent.providers.base import Provider
+from tiny_agent.providers.cache_rules import min_cacheable_tokens
+from tiny_agent.providers.http_errors import display_url
+from tiny_agent.providers.local import LocalProvider
+from tiny_agent.providers.registry import LOCAL, resolve_provider
+from tiny_agent.store.base import Store
+
+__all__ = ["Run"]
+
+CACHE_NOTE = "note: the system prompt is the start of every cached prefix; any change between runs is a cache miss"
+
+
+@dataclass
+class Run:
+    """Everything a run or a chat needs, opened in the right order and closed by ``close``."""
+
+    agent: Agent
+    provider: Provider
+    workspace: Workspace
+    session: Session | None
+    store: Store | None
+    notes: list[str] = field(default_factory=list)
+    """What the user should know before the first turn (a resumed session's interrupted calls, ...)."""
+    hints: list[str] = field(default_factory=list)
+    """Less pressing remarks (a quiet run leaves them out)."""
+    stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    @property
+    def context(self) -> Context:
+        return self.agent.context
+
+    @staticmethod
+    def open(
+        store: Store | None,
+        *,
+        settings: RunSettings | None = None,
+        config: Mapping[str, Any] | None = None,
+        system: str | None = None,
+        append_system: str | None = None,
+        pins: Sequence[str] = (),
+        resume: str | None = None,
+        continue_latest: bool = False,
+        force: bool = False,
+        agent: AgentConfig | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        provider_options: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] = os.environ,
+    ) -> Run:
+        """Open a run on a new session, or on one to go on with (``resume``: an id or a unique prefix;
+        ``continue_latest``: the newest session of the workspace). ``store`` None keeps nothing on disk.
+
+        ``settings`` and ``config`` (``ContextConfig`` fields) hold only what is given: the rest comes
+        from the session, else the defaults. ``system`` replaces the system prompt; ``append_system``
+        adds to it (replacing what an earlier ``append_system`` of the session added).
+        ``provider_options`` go to the adapter (``timeout``, ``max_retries``...; not remembered).
+        """
+        stack = contextlib.ExitStack()
+        try:
+            return _open(
+                stack,
+                store,
+                settings or RunSettings(),
+                dict(config or {}),
+                system,
+                append_system,
+                pins,
+                resume,
+                continue_latest,
+                force,
+                agent or AgentConfig(),
+                on_event,
+                dict(provider_options or {}),
+                env,
+            )
+        except BaseException:
+            stack.close()
+            raise
+
+    def switch_session(self, session: Session) -> None:
+        """Go on in another session (a fork) with the same provider, workspace and tools."""
+        if self.session is not None:
+            self.session.close()
+        session.context.tools = self.agent.toolbox.specs
+        self.session = session
+        self.agent.context = session.context
+        self.stack.callback(session.close)
+
+    def close(self) -> None:
+        self.stack.close()
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _open(
+    stack: contextlib.ExitStack,
+    store: Store | None,
+    given: RunSettings,
+    config: dict[str, Any],
+    system: str | None,
+    append_system: str | None,
+    pins: Sequence[str],
+    resume: str | None,
+    continue_latest: bool,
+    force: bool,
+    agent_config: AgentConfig,
+    on_event: Callable[[Event], None] | None,
+    provider_options: dict[str, Any],
+    env: Mapping[str, str],
+) -> Run:
+    here = str(Path(given.workspace or ".").resolve())
+    notes: list[str] = []
+    hints: list[str] = []
+    session = _session(store, resume, continue_latest, force, here, notes) if store is not None else None
+    if session is not None:
+        stack.callback(session.close)
+    if store is None and (resume is not None or continue_latest):
+        raise ConfigError("a run that keeps nothing on disk cannot go on with a session (--resume, --continue)")
+    stored = RunSettings.of(session.context.run_settings) if session is not None else RunSettings()
+    settings = given.over(stored)
+    if given.workspace is not None or settings.workspace is None:
+        settings = replace(settings, workspace=here)
+
+    # What the user can get wrong is checked before the provider, which may start a server.
+    workspace = _workspace(settings)
+    text = _system(system, append_system, session, hints, notes)
+    if append_system is not None:
+        settings = replace(settings, appended_system=append_system)
+    elif system is not None:
+        settings = replace(settings, appended_system="")  # a new system prompt: nothing of it was appended
+    min_cacheable_tokens(settings.model or "", "anthropic")  # reads TINY_AGENT_CACHE_MIN_TOKENS
+    provider = _provider(settings, provider_options, env)
+    if isinstance(provider, LocalProvider):
+        stack.enter_context(provider)
+    profile = provider.profile
+    settings = replace(
+        settings,
+        provider=profile.name,
+        # The local provider's model is a .gguf path the user gave (or the embedded one): its display
+        # name (the file's stem) is no path, so it is not remembered in its place.
+        model=settings.model if profile.name == LOCAL else (settings.model or profile.model),
+        base_url=display_url(settings.base_url) if settings.base_url else None,
+    )
+    toolbox = Toolbox(workspace.tools())
+    if session is not None and session.info.head < 0:
+        # No entry when it was opened: the run that created it was killed before recording its
+        # settings, so it starts now, with the system prompt a new session gets.
+        text = text or DEFAULT_SYSTEM
+    engine = _config(config, session)
+    if session is not None:
+        context = session.context
+        context.tools = toolbox.specs
+        context.configure(**({"system": text} if text else {}), **(engine.settings() if engine else {}))
+        context.record_run(**settings.given())
+    elif store is not None:
+        session = Session.start(
+            store,
+            workspace=settings.workspace,
+            tools=toolbox.specs,
+            system=text or DEFAULT_SYSTEM,
+            config=engine,
+            settings=settings.given(),
+        )
+        stack.callback(session.close)
+        context = session.context
+    else:
+        context = Context(text or DEFAULT_SYSTEM, toolbox.specs, config=engine)
+    if settings.max_output_chars is None:
+        # One tool result may take about a quarter of a small window (~3 characters a token).
+        workspace.max_output_chars = min(workspace.max_output_chars, context.context_window(provider) * 3 // 4)
+    agent = Agent(provider, toolbox, config=agent_config, context=context, pins=list(pins), on_event=on_event)
+    return Run(agent, provider, workspace, session, store, notes, hints, stack)
+
+
+def _session(
+    store: Store, resume: str | None, continue_latest: bool, force: bool, workspace: str, notes: list[str]
+) -> Session | None:
+    """The session to continue, if one was asked for (and there is one)."""
+    if resume is not None and continue_latest:
+        raise ConfigError("give either --resume ID or --continue, not both")
+    target = None
+    if resume is not None:
+        target = store.get(resume).id
+    elif continue_latest:
+        latest = Session.latest(store, workspace)
+        if latest is None:
+            notes.append(f"no earlier session in {workspace}: starting a new one")
+        else:
+            target = latest.id
+    if target is None:
+        return None
+    session = Session.resume(store, target, force=force)
+    if session.interrupted:
+        names = ", ".join(f"{c.name}({_args(c.input)})" for c in session.interrupted)
+        notes.append(
+            f"the previous run stopped before the results of these tool calls were recorded; they are marked "
+            f"as interrupted and were not run again: {names}"
+        )
+    if session.lost_calls:
+        notes.append(f"{session.lost_calls} model call(s) were in flight when the previous run stopped (usage unknown)")
+    return session
+
+
+def _args(arguments: Any) -> str:
+    return ", ".join(f"{k}={str(v)[:40]!r}" for k, v in dict(arguments).items())
+
+
+def _provider(settings: RunSettings, options: dict[str, Any], env: Mapping[str, str]) -> Provider:
+    kwargs = {k: v for k, v in options.items() if v is not None}
+    if settings.max_tokens is not None:
+        kwargs["max_tokens"] = settings.max_tokens
+    if settings.cache_ttl is not None:
+        kwargs["cache_ttl"] = settings.cache_ttl
+    return resolve_provider(settings.provider, model=settings.model, base_url=settings.base_url, env=env, **kwargs)
+
+
+def _workspace(settings: RunSettings) -> Workspace:
+    assert settings.workspace is not None
+    return Workspace(
+        settings.workspace,
+        protect=settings.protect,
+        allow_read=settings.allow_read,
+        default_protect=settings.default_protect is not False,
+        max_output_chars=settings.max_output_chars or DEFAULT_MAX_OUTPUT_CHARS,
+    )
+
+
+def _system(
+    replace_with: str | None, extra: str | None, session: Session | None, hints: list[str], notes: list[str]
+) -> str | None:
+    """The system prompt to record (``compose_system``), with what the user should know about it."""
+    stored = session.context.system if session is not None else None
+    appended = session.context.run_settings.get("appended_system") if session is not None else None
+    text = compose_system(replace_with, extra, stored, appended)
+    if text is None:
+        return None
+    hints.append(CACHE_NOTE)
+    found = looks_volatile(text)
+    if found:
+        notes.append(
+            f"warning: the system prompt contains {found!r}, which looks like a time or id that changes "
+            "between runs: each change makes the whole prompt a cache miss"
+        )
+    return text
+
+
+def _config(given: dict[str, Any], session: Session | None) -> ContextConfig | None:
+    """The thresholds given, over the session's (or the defaults); None if nothing changes."""
+    changed = {k: v for k, v in given.items() if v is not None}
+    if session is not None and not changed:
+        return None
+    base = session.context.config if session is not None else ContextConfig()
+    return ContextConfig(**{**base.settings(), **changed})

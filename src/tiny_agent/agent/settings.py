@@ -1,0 +1,111 @@
+"""The settings of a run that a session remembers, each with its one default.
+
+On a resume, a setting not given again keeps the session's value; one given again overrides it
+(and the change is recorded). The defaults live here and in the classes they configure
+(``ContextConfig``, ``AgentConfig``, the providers' ``DEFAULT_*``); the command line's help reads
+them from there, so a default is written once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from tiny_agent.agent.loop import DEFAULT_SYSTEM
+from tiny_agent.providers.local import LOCAL_TIMEOUT
+from tiny_agent.providers.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
+
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_CHARS",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "LOCAL_TIMEOUT",
+    "RUN_SETTINGS",
+    "RunSettings",
+    "compose_system",
+    "looks_volatile",
+]
+
+DEFAULT_MAX_OUTPUT_CHARS = 20_000
+"""Tool output beyond this is cut (less for a small window: a quarter of it, at ~3 characters a token)."""
+
+_VOLATILE = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\b\d{1,2}:\d{2}:\d{2}\b|"
+    r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b1[5-9]\d{8}\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSettings:
+    """What a session remembers about how it runs. None: not set (the default applies)."""
+
+    provider: str | None = None
+    """Profile name; None picks one from the environment's API keys, else the local model."""
+    model: str | None = None
+    """Model id, or a .gguf file for the local provider; None: the provider's default."""
+    base_url: str | None = None
+    """Another endpoint for the provider (stored without credentials or query)."""
+    max_tokens: int | None = None
+    """Cap on output tokens per call; None: the adapter's (4,096; 512 for the local model)."""
+    cache_ttl: str | None = None
+    """Anthropic's cache lifetime, "5m" or "1h"; None: 5m."""
+    workspace: str | None = None
+    """The folder the tools are confined to; None: the current folder."""
+    protect: tuple[str, ...] = ()
+    """Globs write_file refuses, on top of the defaults."""
+    allow_read: tuple[str, ...] = ()
+    """Globs of secret-looking files read_file may read anyway."""
+    default_protect: bool | None = None
+    """False lifts the default write protection (.git/ hooks and config, ...)."""
+    max_output_chars: int | None = None
+    """Tool output beyond this is cut; None: ``DEFAULT_MAX_OUTPUT_CHARS``, less for a small window."""
+    appended_system: str | None = None
+    """What the last ``--append-system`` added to the system prompt (a resume replaces it, not piles up)."""
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> RunSettings:
+        """The settings among ``values`` (other keys ignored), lists made tuples."""
+        known = {f.name for f in fields(cls)}
+        kept: dict[str, Any] = {k: (tuple(v) if isinstance(v, list) else v) for k, v in values.items() if k in known}
+        return cls(**kept)
+
+    def given(self) -> dict[str, Any]:
+        """The settings that are set, as the session stores them."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None or (isinstance(value, tuple) and not value and f.name in ("protect", "allow_read")):
+                continue
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    def over(self, stored: RunSettings) -> RunSettings:
+        """These settings where set, ``stored``'s elsewhere."""
+        return RunSettings.of({**stored.given(), **self.given()})
+
+
+RUN_SETTINGS = tuple(f.name for f in fields(RunSettings))
+
+
+def compose_system(replace: str | None, extra: str | None, stored: str | None, appended: str | None) -> str | None:
+    """The system prompt to record: ``replace`` replaces, ``extra`` adds; None keeps the stored one.
+
+    On a resume, ``extra`` replaces what the session's last one added (``appended``) rather than
+    adding to it, so a flag given on every run does not pile up."""
+    if replace is None and extra is None:
+        return None
+    base = replace if replace is not None else (stored or DEFAULT_SYSTEM)
+    # Sessions from before appended_system was recorded: the same text is not added twice.
+    previous = appended if appended is not None else extra
+    if replace is None and previous and base.endswith(f"\n\n{previous}"):
+        base = base[: -len(previous) - 2]
+    return base if not extra else f"{base}\n\n{extra}"
+
+
+def looks_volatile(text: str) -> str | None:
+    """A time, date or id in ``text`` that would change between runs (each change is a cache miss)."""
+    found = _VOLATILE.search(text)
+    return found.group(0) if found else None
