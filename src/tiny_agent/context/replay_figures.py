@@ -1,0 +1,184 @@
+"""The two sides of a replay, recorded and replayed: every call's figures and the totals."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["NOTE", "CallFigures", "Figures", "Policy", "Replay", "replay_lines", "sweep_lines"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What to replay under; None keeps what the session recorded."""
+
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """``ContextConfig`` fields: compact_at, keep_turns, policy, clear_after, ..."""
+    cache_ttl: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    summary_tokens: int | None = None
+    """The length of a summary the recording does not have; None: the recorded summaries' median
+    (without any, ``replay_provider.ASSUMED_SUMMARY_TOKENS``)."""
+
+    def describe(self) -> str:
+        """``compact-at=12000 keep-turns=2``, as the flags are written; "as recorded" for none."""
+        values = {**self.config, **{k: getattr(self, k) for k in ("cache_ttl", "provider", "model", "summary_tokens")}}
+        parts = [f"{k.replace('_', '-')}={_value(v)}" for k, v in values.items() if k in self.config or v]
+        return " ".join(parts) or "as recorded"
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "never"
+    if isinstance(value, float) and value.is_integer() and value > 1:
+        return str(int(value))
+    return str(value)
+
+
+@dataclass(frozen=True)
+class CallFigures:
+    purpose: str
+    at: float
+    input_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    estimated: bool = False
+    """Some of these figures are the engine's estimate, not a recorded measurement."""
+    pins_present: bool = True
+    fingerprint: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "fingerprint"}
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One side of the comparison: every call, and the totals."""
+
+    per_call: tuple[CallFigures, ...]
+    compactions: int
+    provider: str
+    model: str
+
+    def total(self, name: str) -> int:
+        return sum(int(getattr(c, name)) for c in self.per_call)
+
+    @property
+    def cost_usd(self) -> float | None:
+        known = [c.cost_usd for c in self.per_call if c.cost_usd is not None]
+        return sum(known) if known else (0.0 if not self.per_call else None)
+
+    @property
+    def estimated(self) -> bool:
+        return any(c.estimated for c in self.per_call)
+
+    @property
+    def every_pin_in_every_request(self) -> bool:
+        return all(c.pins_present for c in self.per_call)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "cost_usd": self.cost_usd,
+            "calls": len(self.per_call),
+            "input_tokens": self.total("input_tokens"),
+            "cache_read_tokens": self.total("cache_read_tokens"),
+            "cache_write_tokens": self.total("cache_write_tokens"),
+            "output_tokens": self.total("output_tokens"),
+            "compactions": self.compactions,
+            "estimated": self.estimated,
+            "every_pin_in_every_request": self.every_pin_in_every_request,
+            "per_call": [c.to_dict() for c in self.per_call],
+        }
+
+
+@dataclass(frozen=True)
+class Replay:
+    policy: Policy
+    recorded: Figures
+    replayed: Figures
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy.describe(),
+            "note": "the responses are the recorded ones: a model shown another window might have answered differently",
+            "recorded": self.recorded.to_dict(),
+            "replayed": self.replayed.to_dict(),
+        }
+
+
+NOTE = (
+    "nothing was sent: the responses are the recorded ones (a model shown another window might have "
+    "answered differently); * = estimated"
+)
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def _usd(value: float | None) -> str:
+    return "$?" if value is None else f"${value:.4f}"
+
+
+def _row(c: CallFigures | None) -> str:
+    if c is None:
+        return f"{'-':>36}"
+    mark = "*" if c.estimated else " "
+    usage = f"{_n(c.input_tokens)}/{_n(c.cache_read_tokens)}/{_n(c.cache_write_tokens)}/{_n(c.output_tokens)}"
+    return f"{c.purpose[:10]:<10} {usage:>25}{mark} {_usd(c.cost_usd):>9}"
+
+
+def _total(f: Figures) -> str:
+    usage = (
+        f"in={_n(f.total('input_tokens'))} (read={_n(f.total('cache_read_tokens'))} "
+        f"write={_n(f.total('cache_write_tokens'))}) out={_n(f.total('output_tokens'))}"
+    )
+    mark = " (estimated)" if f.estimated else ""
+    return f"{len(f.per_call)} calls, {f.compactions} compactions, {usage}, {_usd(f.cost_usd)}{mark}"
+
+
+def replay_lines(replay: Replay, *, per_call: bool = True) -> list[str]:
+    """A replay for people: recorded and replayed side by side, per call and in total."""
+    rec, rep = replay.recorded, replay.replayed
+    lines = [
+        f"replay under {replay.policy.describe()}: recorded on {rec.provider} · {rec.model}, "
+        f"replayed on {rep.provider} · {rep.model}",
+        NOTE,
+    ]
+    if per_call:
+        head = f"{'purpose':<10} {'in/read/write/out':>25}  {'cost':>9}"
+        lines.append(f"{'#':>4}  recorded: {head}   replayed: {head}")
+        for i in range(max(len(rec.per_call), len(rep.per_call))):
+            left = rec.per_call[i] if i < len(rec.per_call) else None
+            right = rep.per_call[i] if i < len(rep.per_call) else None
+            lines.append(f"{i + 1:>4}  {_row(left)}             {_row(right)}")
+    lines.append(f"recorded: {_total(rec)}")
+    lines.append(f"replayed: {_total(rep)}")
+    pins = "yes" if rep.every_pin_in_every_request else "NO"
+    lines.append(f"every pin in every replayed request: {pins}")
+    if rec.cost_usd and rep.cost_usd is not None:
+        change = 100 * (rep.cost_usd - rec.cost_usd) / rec.cost_usd
+        lines.append(f"replayed / recorded cost: {rep.cost_usd / rec.cost_usd:.3f} ({change:+.1f}%)")
+    return lines
+
+
+def sweep_lines(replays: list[Replay]) -> list[str]:
+    """Every combination of a sweep, its totals, the cheapest marked."""
+    if not replays:
+        return []
+    costs = [r.replayed.cost_usd for r in replays]
+    known = [c for c in costs if c is not None]
+    cheapest = min(known) if known else None
+    rec = replays[0].recorded
+    lines = [NOTE, f"  recorded {'':<38} {_total(rec)}"]
+    for replay, cost in zip(replays, costs, strict=True):
+        mark = "*" if cost is not None and cost == cheapest else " "
+        lines.append(f"{mark} {replay.policy.describe():<47} {_total(replay.replayed)}")
+    lines.append("* the cheapest under the recorded responses")
+    return lines
