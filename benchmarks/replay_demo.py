@@ -81,10 +81,16 @@ def main() -> int:
                 done = tiny_agent([*args, *flags, "--json", TASK], env, transcript)
                 session = json.loads(done.stdout)["session"]
                 billed = sum(b.call.usd for b in fake.bills(f"policy{name}"))
-                results["sessions"][name] = {"session": session, "billed_usd": billed, "calls": len(fake.bills(f"policy{name}"))}
+                results["sessions"][name] = {
+                    "session": session,
+                    "billed_usd": billed,
+                    "calls": len(fake.bills(f"policy{name}")),
+                }
         ids = {name: s["session"] for name, s in results["sessions"].items()}
         tiny_agent(["replay", ids["A"][:12], *POLICIES["B"]], env, transcript)
-        tiny_agent(["replay", ids["A"][:12], "--sweep", "compact-at=12000,20000,0.5", "keep-turns=2,4"], env, transcript)
+        tiny_agent(
+            ["replay", ids["A"][:12], "--sweep", "compact-at=12000,20000,0.5", "keep-turns=2,4"], env, transcript
+        )
         for source in POLICIES:
             for target in POLICIES:
                 if source == target:
