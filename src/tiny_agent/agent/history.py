@@ -9,22 +9,40 @@ from collections.abc import Iterator, Sequence
 from tiny_agent.agent.loop import CompactionEvent, ToolEvent, TurnEvent
 from tiny_agent.agent.report import format_event
 from tiny_agent.context.compaction import Compaction
-from tiny_agent.context.log import blocks_of, tool_result_of
+from tiny_agent.context.log import blocks_of, decoding, tool_result_of
 from tiny_agent.context.tokens import CallRecord
+from tiny_agent.errors import UnreadableEntry
 from tiny_agent.types import Entry, TextBlock, ToolUseBlock
 
 __all__ = ["history_lines"]
 
 
-def history_lines(entries: Sequence[Entry]) -> Iterator[str]:
-    calls: dict[str, ToolUseBlock] = {}
-    step = 0
-    pending_summary: CallRecord | None = None
+def history_lines(entries: Sequence[Entry], unreadable: list[UnreadableEntry] | None = None) -> Iterator[str]:
+    """The lines of ``entries``; an entry that cannot be read is one line saying so (and, when
+    ``unreadable`` is given, its error is added to it), and the entries after it are still shown."""
+    reader = _Reader()
     for entry in entries:
+        try:
+            with decoding(entry):
+                lines = list(reader.lines(entry))
+        except UnreadableEntry as exc:
+            if unreadable is not None:
+                unreadable.append(exc)
+            lines = [f"#{entry.seq} [unreadable {entry.kind} entry: {exc.reason}]"]
+        yield from lines
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.calls: dict[str, ToolUseBlock] = {}
+        self.step = 0
+        self.pending_summary: CallRecord | None = None
+
+    def lines(self, entry: Entry) -> Iterator[str]:
         body = entry.body
         when = datetime.datetime.fromtimestamp(entry.at).strftime("%Y-%m-%d %H:%M:%S")
         if entry.kind == "user":
-            step = 0
+            self.step = 0
             text = " ".join(b.text for b in blocks_of(body) if isinstance(b, TextBlock))
             yield f"\n#{entry.seq} {when} user: {text}"
         elif entry.kind == "response":
@@ -32,18 +50,18 @@ def history_lines(entries: Sequence[Entry]) -> Iterator[str]:
                 if isinstance(block, TextBlock):
                     yield f"#{entry.seq} assistant: {block.text}"
                 elif isinstance(block, ToolUseBlock):
-                    calls[block.id] = block
+                    self.calls[block.id] = block
         elif entry.kind == "tool_result":
             result = tool_result_of(body)
-            call = calls.get(result.tool_use_id) or ToolUseBlock(result.tool_use_id, "tool", {})
-            yield format_event(ToolEvent(step, call, result, 0.0))
+            call = self.calls.get(result.tool_use_id) or ToolUseBlock(result.tool_use_id, "tool", {})
+            yield format_event(ToolEvent(self.step, call, result, 0.0))
         elif entry.kind == "call_done":
             record = CallRecord.from_body(body, entry.at)
             if record.purpose == "turn":
-                step += 1
-                yield format_event(TurnEvent(step, record, 0, record.stop_reason or ""))
+                self.step += 1
+                yield format_event(TurnEvent(self.step, record, 0, record.stop_reason or ""))
             else:
-                pending_summary = record
+                self.pending_summary = record
         elif entry.kind == "call_failed":
             yield f"#{entry.seq} [call failed: {body.get('error')}]"
         elif entry.kind == "compaction":
@@ -54,8 +72,8 @@ def history_lines(entries: Sequence[Entry]) -> Iterator[str]:
                 body.get("tokens_before"),
                 body.get("tokens_after"),
             )
-            yield f"#{entry.seq} " + format_event(CompactionEvent(compaction, pending_summary))
-            pending_summary = None
+            yield f"#{entry.seq} " + format_event(CompactionEvent(compaction, self.pending_summary))
+            self.pending_summary = None
         elif entry.kind == "clear":
             yield f"#{entry.seq} [cleared old tool output: {len(body.get('stubs') or {})} result(s)]"
         elif entry.kind == "pin":

@@ -17,9 +17,11 @@ from tiny_agent.agent.history import history_lines
 from tiny_agent.cli.options import NonNegative, Positive
 from tiny_agent.context.export import export_lines
 from tiny_agent.context.session import Session
-from tiny_agent.errors import ConfigError
-from tiny_agent.store.base import SessionInfo
+from tiny_agent.context.state import State
+from tiny_agent.errors import ConfigError, UnreadableEntry
+from tiny_agent.store.base import UNREADABLE, SessionInfo
 from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.types import Entry
 
 __all__ = ["sessions_group"]
 
@@ -72,16 +74,30 @@ def show_command(session_id: str, store: str | None, as_json: bool) -> int:
     """The turns of a session with their per-turn lines and compactions."""
     with SQLiteStore(store) as opened:
         info = opened.get(session_id)
-        entries = opened.entries(info.id)
+        entries = opened.entries(info.id, lenient=True)
+    unreadable: list[UnreadableEntry] = []
     if as_json:
-        rows = [{"seq": e.seq, "id": e.id, "kind": e.kind, "at": e.at, "body": e.body} for e in entries]
+        list(history_lines(entries, unreadable))
+        bad = {exc.seq: exc.reason for exc in unreadable}
+        rows = [_json_row(e, bad.get(e.seq)) for e in entries]
         click.echo(json.dumps({"session": info.to_dict(), "entries": rows}, ensure_ascii=False))
-        return 0
-    click.echo(_row(info))
-    click.echo(f"workspace {info.workspace} · {info.head + 1} entries")
-    for line in history_lines(entries):
-        click.echo(line)
+    else:
+        click.echo(_row(info))
+        click.echo(f"workspace {info.workspace} · {info.head + 1} entries")
+        for line in history_lines(entries, unreadable):
+            click.echo(line)
+    if unreadable:
+        raise unreadable[0].located(opened.location, info.id)
     return 0
+
+
+def _json_row(entry: Entry, unreadable: str | None) -> dict[str, Any]:
+    row = {"seq": entry.seq, "id": entry.id, "kind": entry.kind, "at": entry.at, "body": entry.body}
+    if unreadable is not None:
+        row["unreadable"] = unreadable
+        if UNREADABLE in entry.body:
+            row["body"] = None
+    return row
 
 
 @sessions_group.command("export")
@@ -96,6 +112,10 @@ def export_command(session_id: str, fmt: str, output: str | None, store: str | N
     with SQLiteStore(store) as opened:
         info = opened.get(session_id)
         entries = opened.entries(info.id)
+    try:
+        State.of(entries)  # every entry readable, before a line is written
+    except UnreadableEntry as exc:
+        raise exc.located(opened.location, info.id) from exc
     lines = export_lines(info, entries, fmt)  # type: ignore[arg-type]
     if output is None:
         for line in lines:

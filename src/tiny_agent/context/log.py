@@ -21,7 +21,8 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
-from tiny_agent.store.base import NewEntry, Store
+from tiny_agent.errors import UnreadableEntry
+from tiny_agent.store.base import UNREADABLE, NewEntry, Store
 from tiny_agent.types import Block, Entry, Message, ToolResultBlock, block_from_dict
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "MemoryLog",
     "StoredLog",
     "blocks_of",
+    "decoding",
     "new_entry",
     "response_message",
     "tool_result_of",
@@ -73,6 +75,20 @@ def tool_result_of(body: Mapping[str, Any]) -> ToolResultBlock:
     if not isinstance(block, ToolResultBlock):
         raise ValueError(f"a tool_result entry holds a {block.type} block")
     return block
+
+
+@contextlib.contextmanager
+def decoding(entry: Entry) -> Iterator[None]:
+    """Reading ``entry``'s body: what cannot be read in it (a body the store could not decode, a
+    block type or a field this version does not know) is an ``UnreadableEntry`` naming the entry."""
+    if UNREADABLE in entry.body:
+        raise UnreadableEntry(entry.seq, entry.kind, str(entry.body[UNREADABLE]))
+    try:
+        yield
+    except KeyError as exc:
+        raise UnreadableEntry(entry.seq, entry.kind, f"it has no field {exc}") from exc
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise UnreadableEntry(entry.seq, entry.kind, str(exc) or type(exc).__name__) from exc
 
 
 class Log(Protocol):

@@ -15,6 +15,7 @@ from typing import Any
 
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.context.log import StoredLog, new_entry
+from tiny_agent.errors import UnreadableEntry
 from tiny_agent.store.base import SessionInfo, Store
 from tiny_agent.types import ToolSpec, ToolUseBlock
 
@@ -97,7 +98,10 @@ class Session:
         try:
             entries = store.entries(info.id)
             log = StoredLog(store, info.id, entries)
-            context = Context(system, tools, pins=pins, config=config, log=log)
+            try:
+                context = Context(system, tools, pins=pins, config=config, log=log)
+            except UnreadableEntry as exc:
+                raise exc.located(store.location, info.id) from exc
             session = Session(store, info, context)
             session._close_what_a_crash_left()
             if settings:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.compaction import Compaction
-from tiny_agent.context.log import blocks_of, response_message, tool_result_of
+from tiny_agent.context.log import blocks_of, decoding, response_message, tool_result_of
 from tiny_agent.context.tokens import CallRecord, TokenLedger
 from tiny_agent.types import Entry, Message, Prompt, TextBlock, ToolResultBlock, ToolSpec
 
@@ -74,7 +74,8 @@ class State:
     def of(entries: Iterable[Entry]) -> State:
         state = State()
         for entry in entries:
-            state.apply(entry)
+            with decoding(entry):
+                state.apply(entry)
         return state
 
     def apply(self, entry: Entry) -> None:

@@ -23,9 +23,9 @@ from typing import Any
 
 import platformdirs
 
-from tiny_agent.errors import SessionConflict, SessionNotFound, StoreError
+from tiny_agent.errors import SessionConflict, SessionNotFound, StoreError, UnreadableEntry
 from tiny_agent.redaction import redact
-from tiny_agent.store.base import NewEntry, SessionInfo
+from tiny_agent.store.base import UNREADABLE, NewEntry, SessionInfo
 from tiny_agent.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from tiny_agent.types import Entry
 
@@ -246,7 +246,10 @@ class SQLiteStore:
             )
         return written
 
-    def entries(self, session_id: str, *, after: int = -1) -> list[Entry]:
+    def entries(self, session_id: str, *, after: int = -1, lenient: bool = False) -> list[Entry]:
+        return self._entries(session_id, after=after, lenient=lenient)
+
+    def _entries(self, session_id: str, *, after: int = -1, upto: int | None = None, lenient: bool) -> list[Entry]:
         with self._errors("read"):
             info = self._info(self._db, session_id)
             # The chain of (session, last seq it contributes): a fork's own entries start after fork_seq.
@@ -259,14 +262,28 @@ class SQLiteStore:
             out: list[Entry] = []
             low = after
             for sid, high in reversed(chain):
+                high = high if upto is None else min(high, upto)
                 rows = self._db.execute(
                     "SELECT kind, body, id, seq, at FROM entries WHERE session_id = ? AND seq > ? AND seq <= ?"
                     " ORDER BY seq",
                     (sid, low, high),
                 ).fetchall()
-                out.extend(Entry(kind, json.loads(body), eid, seq, at) for kind, body, eid, seq, at in rows)
+                for kind, body, eid, seq, at in rows:
+                    out.append(Entry(kind, self._body(info.id, seq, kind, body, lenient), eid, seq, at))
                 low = max(low, high)
         return out
+
+    def _body(self, session_id: str, seq: int, kind: str, text: str, lenient: bool) -> dict[str, Any]:
+        try:
+            body = json.loads(text)
+            reason = None if isinstance(body, dict) else f"its body is JSON but not an object: {text[:40]!r}"
+        except (json.JSONDecodeError, TypeError) as exc:
+            reason = f"its body is not valid JSON ({exc})"
+        if reason is None:
+            return body  # type: ignore[no-any-return]
+        if lenient:
+            return {UNREADABLE: reason}
+        raise UnreadableEntry(seq, kind, reason, store=self.location, session_id=session_id)
 
     # -- one writer per session ---------------------------------------------------------------
 
@@ -324,7 +341,7 @@ class SQLiteStore:
         return calls, cost
 
     def _entries_upto(self, session_id: str, up_to: int) -> list[Entry]:
-        return [e for e in self.entries(session_id) if e.seq <= up_to]
+        return self._entries(session_id, upto=up_to, lenient=False)
 
 
 def _session(row: Sequence[Any]) -> SessionInfo:
