@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +12,7 @@ import click
 
 from tiny_agent.agent.history import history_lines
 from tiny_agent.cli.options import NonNegative, Positive
+from tiny_agent.cli.output import write_lines, write_stdout
 from tiny_agent.context.export import export_lines
 from tiny_agent.context.session import Session
 from tiny_agent.context.state import State
@@ -105,7 +103,12 @@ def _json_row(entry: Entry, unreadable: str | None) -> dict[str, Any]:
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "anthropic", "openai"]), default="jsonl", show_default=True
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file (0600) instead of stdout.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write to this file (replaced atomically, 0600; a FIFO or device is written through) instead of stdout.",
+)
 @store_option
 def export_command(session_id: str, fmt: str, output: str | None, store: str | None) -> int:
     """The whole session: JSON lines of entries, or one request body of either wire format."""
@@ -118,27 +121,10 @@ def export_command(session_id: str, fmt: str, output: str | None, store: str | N
         raise exc.located(opened.location, info.id) from exc
     lines = export_lines(info, entries, fmt)  # type: ignore[arg-type]
     if output is None:
-        for line in lines:
-            sys.stdout.write(line + "\n")
-        return 0
-    _write_private(Path(output), lines)
+        return write_stdout(lines)
+    write_lines(Path(output), lines)
     click.echo(f"wrote {output}", err=True)
     return 0
-
-
-def _write_private(path: Path, lines: Iterator[str]) -> None:
-    """Temp file in the same folder, 0600, fsync, rename: never a half-written export."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent or Path("."), prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(line + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @sessions_group.command("fork")
