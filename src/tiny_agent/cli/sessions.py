@@ -149,9 +149,10 @@ def fork_command(session_id: str, at: int | None, store: str | None, as_json: bo
 @sessions_group.command("rm")
 @click.argument("session_id", metavar="ID")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask.")
+@click.option("--force", is_flag=True, help="Remove it even while another tiny-agent process has it open.")
 @store_option
 @json_option
-def rm_command(session_id: str, yes: bool, store: str | None, as_json: bool) -> int:
+def rm_command(session_id: str, yes: bool, force: bool, store: str | None, as_json: bool) -> int:
     """Remove a session for good (its forks keep their history)."""
     with SQLiteStore(store) as opened:
         info = opened.get(session_id)
@@ -159,7 +160,7 @@ def rm_command(session_id: str, yes: bool, store: str | None, as_json: bool) -> 
             if not sys.stdin.isatty():
                 raise ConfigError("rm asks before removing; pass --yes to remove without asking")
             click.confirm(f"remove session {info.id[:12]} ({info.title[:40]!r}, {info.calls} calls)?", abort=True)
-        opened.delete(info.id)
+        opened.delete(info.id, force=force)
     result: dict[str, Any] = {"removed": info.id}
     click.echo(json.dumps(result) if as_json else f"removed {info.id[:12]}")
     return 0

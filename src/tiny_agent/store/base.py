@@ -77,8 +77,9 @@ class Store(Protocol):
         """The newest sessions first (by last update), optionally only those of one workspace."""
         ...
 
-    def delete(self, session_id: str) -> None:
-        """Remove a session; forks of it keep their history (the shared prefix is copied into them)."""
+    def delete(self, session_id: str, *, force: bool = False) -> None:
+        """Remove a session; forks of it keep their history (the shared prefix is copied into them).
+        ``SessionConflict`` if a live process holds it (see ``acquire``), unless ``force``."""
         ...
 
     def acquire(self, session_id: str, *, force: bool = False) -> None:

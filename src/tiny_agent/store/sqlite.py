@@ -188,9 +188,16 @@ class SQLiteStore:
             ).fetchall()
         return [_session(r) for r in rows]
 
-    def delete(self, session_id: str) -> None:
+    def delete(self, session_id: str, *, force: bool = False) -> None:
         with self._transaction("delete a session") as db:
             gone = self._info(db, session_id)
+            holder = self._live_writer(db, gone.id)
+            if holder is not None and not force:
+                host, pid = holder
+                raise SessionConflict(
+                    f"session {gone.id[:12]} is open in another tiny-agent (pid {pid} on {host}), which would lose "
+                    "what it writes next; close it there first, or remove it anyway with --force"
+                )
             children = db.execute("SELECT id, fork_seq FROM sessions WHERE parent_id = ?", (gone.id,)).fetchall()
             for child_id, child_fork in children:
                 # The child keeps its history: it points past the deleted session, and gets a copy of
@@ -289,12 +296,10 @@ class SQLiteStore:
 
     def acquire(self, session_id: str, *, force: bool = False) -> None:
         with self._transaction("open a session") as db:
-            row = db.execute("SELECT writer, writer_seen_at FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if row is None:
-                raise SessionNotFound(f"no session {session_id!r} in {self.path}")
-            writer, seen = row
-            if writer and writer != self._writer and not force and _alive(writer, seen):
-                host, pid = writer.split(":")[:2]
+            self._info(db, session_id)
+            holder = self._live_writer(db, session_id)
+            if holder is not None and not force:
+                host, pid = holder
                 raise SessionConflict(
                     f"session {session_id[:12]} is open in another tiny-agent (pid {pid} on {host}); "
                     "close it there, fork it (tiny-agent sessions fork ID), or take it over with --force"
@@ -329,6 +334,15 @@ class SQLiteStore:
         if row is None:
             raise SessionNotFound(f"no session {session_id!r} in {self.path}")
         return _session(row)
+
+    def _live_writer(self, db: sqlite3.Connection, session_id: str) -> tuple[str, str] | None:
+        """(host, pid) of another process that holds the session open and may still be writing."""
+        row = db.execute("SELECT writer, writer_seen_at FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        writer, seen = row if row else (None, None)
+        if not writer or writer == self._writer or not _alive(writer, seen):
+            return None
+        host, pid = writer.split(":")[:2]
+        return host, pid
 
     def _call_totals(self, db: sqlite3.Connection, session_id: str, up_to: int) -> tuple[int, float | None]:
         calls, cost = 0, None
