@@ -86,7 +86,7 @@ def _open(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, stac
     session: Session | None = None
     notes: list[str] = []
     if opts["no_session"]:
-        if opts["resume"] or opts["continue_"]:
+        if opts["resume"] is not None or opts["continue_"]:
             raise ConfigError("--no-session cannot be combined with --resume or --continue")
     else:
         store = SQLiteStore(opts["store"])
@@ -158,10 +158,11 @@ def _open(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, stac
 
 def _resume(store: Store, opts: dict[str, Any], workspace: str, notes: list[str]) -> Session | None:
     """The session to continue, if the user asked for one (and there is one)."""
-    if opts["resume"] and opts["continue_"]:
+    # "" is a value given, not a flag left out: it names no session, so it is refused like "  ".
+    if opts["resume"] is not None and opts["continue_"]:
         raise ConfigError("give either --resume ID or --continue, not both")
     target = None
-    if opts["resume"]:
+    if opts["resume"] is not None:
         target = store.get(opts["resume"]).id
     elif opts["continue_"]:
         latest = Session.latest(store, workspace)
