@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterator, Sequence
 
-from tiny_agent.agent.loop import CompactionEvent, ToolEvent, TurnEvent
+from tiny_agent.agent.loop import CallEvent, CompactionEvent, ToolEvent, TurnEvent
 from tiny_agent.agent.report import format_event
 from tiny_agent.context.compaction import Compaction
 from tiny_agent.context.log import blocks_of, decoding, tool_result_of
@@ -36,7 +36,8 @@ class _Reader:
     def __init__(self) -> None:
         self.calls: dict[str, ToolUseBlock] = {}
         self.step = 0
-        self.pending_summary: CallRecord | None = None
+        self.summary_calls: list[CallRecord] = []
+        """The calls of the compaction under way: each has its line, the compaction their total."""
 
     def lines(self, entry: Entry) -> Iterator[str]:
         body = entry.body
@@ -58,10 +59,12 @@ class _Reader:
         elif entry.kind == "call_done":
             record = CallRecord.from_body(body, entry.at)
             if record.purpose == "turn":
+                self.summary_calls = []  # a compaction that failed before this turn: its calls had their lines
                 self.step += 1
                 yield format_event(TurnEvent(self.step, record, 0, record.stop_reason or ""))
             else:
-                self.pending_summary = record
+                self.summary_calls.append(record)
+                yield format_event(CallEvent(len(self.summary_calls), record))
         elif entry.kind == "call_failed":
             yield f"#{entry.seq} [call failed: {body.get('error')}]"
         elif entry.kind == "compaction":
@@ -72,8 +75,8 @@ class _Reader:
                 body.get("tokens_before"),
                 body.get("tokens_after"),
             )
-            yield f"#{entry.seq} " + format_event(CompactionEvent(compaction, self.pending_summary))
-            self.pending_summary = None
+            yield f"#{entry.seq} " + format_event(CompactionEvent(compaction, tuple(self.summary_calls)))
+            self.summary_calls = []
         elif entry.kind == "clear":
             yield f"#{entry.seq} [cleared old tool output: {len(body.get('stubs') or {})} result(s)]"
         elif entry.kind == "pin":
