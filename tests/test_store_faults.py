@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -46,3 +49,68 @@ def test_rm_removes_a_session_nobody_holds(capsys: pytest.CaptureFixture[str]) -
         session.close()
     assert main(["sessions", "rm", session.id, "--yes"]) == 0
     capsys.readouterr()
+
+
+class FailingConnection:
+    """A real connection whose statements fail from the first that matches, as SQLite fails on a full disk."""
+
+    def __init__(self, real: sqlite3.Connection, error: sqlite3.Error, at: str) -> None:
+        self.real, self.error, self.at = real, error, at
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if self.at in sql:
+            raise self.error
+        return self.real.execute(sql, *args)
+
+    def close(self) -> None:
+        self.real.close()
+
+
+def sqlite_error(message: str, code: int) -> sqlite3.Error:
+    error = sqlite3.OperationalError(message)
+    error.sqlite_errorcode = code  # type: ignore[attr-defined]
+    return error
+
+
+def failing(monkeypatch: pytest.MonkeyPatch, error: sqlite3.Error, at: str) -> None:
+    connect = sqlite3.connect
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: FailingConnection(connect(*a, **k), error, at))
+
+
+def free_space(monkeypatch: pytest.MonkeyPatch, free_bytes: int) -> None:
+    real = os.statvfs
+
+    def statvfs(path: Any) -> Any:
+        found = real(path)
+        return SimpleNamespace(f_frsize=found.f_frsize, f_bavail=free_bytes // found.f_frsize, f_bfree=0)
+
+    monkeypatch.setattr(os, "statvfs", statvfs)
+
+
+@pytest.mark.parametrize(
+    ("message", "code", "free"),
+    [
+        ("database or disk is full", sqlite3.SQLITE_FULL, 10**9),  # SQLite says so itself
+        ("disk I/O error", sqlite3.SQLITE_IOERR | (3 << 8), 0),  # SQLITE_IOERR_WRITE, and nothing free
+    ],
+    ids=["SQLITE_FULL", "an I/O error with no space left"],
+)
+def test_an_existing_store_on_a_full_disk_says_the_disk_is_full(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], message: str, code: int, free: int
+) -> None:
+    SQLiteStore(store_path()).close()
+    failing(monkeypatch, sqlite_error(message, code), "journal_mode")
+    free_space(monkeypatch, free)
+    assert main(["sessions", "list"]) == 2
+    one_line(capsys, str(store_path()), "the disk is full", "--store")
+
+
+def test_an_io_error_with_space_left_is_not_called_a_full_disk(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    SQLiteStore(store_path()).close()
+    failing(monkeypatch, sqlite_error("disk I/O error", sqlite3.SQLITE_IOERR), "journal_mode")
+    free_space(monkeypatch, 10**9)
+    assert main(["sessions", "list"]) == 2
+    line = one_line(capsys, str(store_path()), "disk I/O error")
+    assert "full" not in line

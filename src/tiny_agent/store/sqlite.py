@@ -35,6 +35,8 @@ STORE_ENV = "TINY_AGENT_STORE"
 """Environment variable naming the store file; ``--store PATH`` overrides it."""
 
 BUSY_TIMEOUT_S = 5.0
+FULL_BELOW = 1 << 20
+"""Bytes free under which a disk I/O error is taken for a full disk."""
 LEASE_STALE_S = 3600.0
 """A writer mark from another host is trusted this long after its last append."""
 
@@ -128,9 +130,29 @@ class SQLiteStore:
                 message = f"session store {self.path} is damaged ({text}); move it away or use --store"
             elif "readonly" in text:
                 message = f"session store {self.path} is read-only; choose another file with --store PATH"
+            elif self._disk_full(exc):
+                message = (
+                    f"session store {self.path}: {action} failed: the disk is full ({text}); free some space on "
+                    f"it, or choose a file on another disk with --store PATH"
+                )
             else:
                 message = f"session store {self.path}: {action} failed: {text}"
             raise StoreError(message) from exc
+
+    def _disk_full(self, exc: sqlite3.Error) -> bool:
+        """SQLite says SQLITE_FULL; or an I/O error (what a full disk often gives, in the WAL or its
+        shared memory) while the store's filesystem has no space left."""
+        code = getattr(exc, "sqlite_errorcode", None)
+        primary = code & 0xFF if isinstance(code, int) else None
+        if primary == sqlite3.SQLITE_FULL or "disk is full" in str(exc):
+            return True
+        if primary != sqlite3.SQLITE_IOERR and "disk I/O error" not in str(exc):
+            return False
+        try:
+            found = os.statvfs(self.path.parent)
+        except OSError:
+            return False
+        return found.f_bavail * found.f_frsize < FULL_BELOW
 
     @contextlib.contextmanager
     def _transaction(self, action: str) -> Iterator[sqlite3.Connection]:
