@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sqlite3
@@ -114,3 +115,23 @@ def test_an_io_error_with_space_left_is_not_called_a_full_disk(
     assert main(["sessions", "list"]) == 2
     line = one_line(capsys, str(store_path()), "disk I/O error")
     assert "full" not in line
+
+
+def test_fork_past_the_end_says_where_it_forked(capsys: pytest.CaptureFixture[str]) -> None:
+    with SQLiteStore(store_path()) as store:
+        session = Session.start(store, workspace="/w", system="s")
+        session.context.add_user("hello")
+        session.close()
+        head = store.get(session.id).head
+    assert main(["sessions", "fork", session.id, "--at", str(head + 40)]) == 0
+    out = capsys.readouterr()
+    note = f"--at {head + 40} is past the end of session {session.id[:12]}: its last entry is #{head}, so the fork"
+    assert note in out.err and f"at #{head}" in out.out
+    assert main(["sessions", "fork", session.id, "--at", str(head + 40), "--json"]) == 0
+    out = capsys.readouterr()
+    forked = json.loads(out.out)
+    assert forked["fork_seq"] == head and forked["at_asked"] == head + 40 and note in forked["note"]
+    assert note in out.err
+    assert main(["sessions", "fork", session.id, "--at", str(head), "--json"]) == 0
+    out = capsys.readouterr()
+    assert "note" not in json.loads(out.out) and out.err == "", "nothing to say when --at is in range"

@@ -136,8 +136,16 @@ def fork_command(session_id: str, at: int | None, store: str | None, as_json: bo
     """A new session that shares this one's entries (up to --at), to go another way from there."""
     with SQLiteStore(store) as opened:
         info = Session.fork(opened, session_id, at)
+    note = None
+    if at is not None and info.fork_seq is not None and info.fork_seq < at:
+        note = (
+            f"--at {at} is past the end of session {(info.parent_id or '')[:12]}: its last entry is "
+            f"#{info.fork_seq}, so the fork shares all of it"
+        )
+        click.echo(f"tiny-agent: {note}", err=True)
     if as_json:
-        click.echo(json.dumps(info.to_dict(), ensure_ascii=False))
+        extra = {"at_asked": at, "note": note} if note else {}
+        click.echo(json.dumps({**info.to_dict(), **extra}, ensure_ascii=False))
     else:
         click.echo(
             f"forked {info.parent_id[:12] if info.parent_id else ''} at #{info.fork_seq}: session {info.id[:12]}"
