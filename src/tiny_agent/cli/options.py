@@ -1,8 +1,9 @@
 """The flags ``run`` and ``chat`` share, with parsers that say exactly what to fix.
 
-Defaults are read from the config classes (``AgentConfig``, ``ContextConfig``), never repeated
-here. Flags that shape a session (provider, model, workspace, rules, thresholds) are recorded in
-it: on a resume, a flag not given keeps the session's value, a flag given overrides it.
+Defaults are read from where they live (``AgentConfig``, ``ContextConfig``, the retry and
+workspace constants), never repeated here, the help text included. Flags that shape a session
+(provider, model, workspace, rules, thresholds) are recorded in it: on a resume, a flag not given
+keeps the session's value, a flag given overrides it.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from typing import Any, TypeVar
 import click
 
 from tiny_agent.agent.loop import AgentConfig
+from tiny_agent.agent.workspace import MAX_OUTPUT_CHARS
 from tiny_agent.context.engine import ContextConfig
+from tiny_agent.providers.local import LOCAL_TIMEOUT
 from tiny_agent.providers.registry import PROVIDER_NAMES
+from tiny_agent.providers.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 
 __all__ = ["SESSION_SETTINGS", "CompactAt", "NonNegative", "Positive", "agent_options", "given"]
 
@@ -121,10 +125,13 @@ agent_options = _stack(
     click.option(
         "--timeout",
         type=Positive(float, " seconds"),
-        help="Seconds to wait for a reply to start, per attempt (default 60; 600 for the local model).",
+        help=f"Seconds to wait for a reply to start, per attempt (default {DEFAULT_TIMEOUT:g}; "
+        f"{LOCAL_TIMEOUT:g} for the local model).",
     ),
     click.option(
-        "--max-retries", type=NonNegative(), help="Retries of a call that failed in a way a retry can fix (default 4)."
+        "--max-retries",
+        type=NonNegative(),
+        help=f"Retries of a call that failed in a way a retry can fix (default {DEFAULT_MAX_RETRIES}).",
     ),
     click.option(
         "--cache-ttl",
@@ -154,7 +161,7 @@ agent_options = _stack(
     click.option(
         "--max-output-chars",
         type=Positive(int),
-        help="Cut tool output beyond this (default 20000, less for small windows).",
+        help=f"Cut tool output beyond this (default {MAX_OUTPUT_CHARS}, less for small windows).",
     ),
     # the conversation
     click.option("--pin", multiple=True, metavar="TEXT", help="A constraint kept in every request (repeatable)."),

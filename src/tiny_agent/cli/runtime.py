@@ -17,7 +17,7 @@ import click
 
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig
 from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
+from tiny_agent.agent.workspace import MAX_OUTPUT_CHARS, Workspace
 from tiny_agent.cli.options import SESSION_SETTINGS, given
 from tiny_agent.cli.printer import Printer
 from tiny_agent.context.engine import Context, ContextConfig
@@ -213,7 +213,7 @@ def _workspace(settings: dict[str, Any]) -> Workspace:
     if settings.get("default_protect") is False:
         kwargs["default_protect"] = False
     max_chars = settings.get("max_output_chars")
-    workspace = Workspace(settings["workspace"], max_output_chars=max_chars or 20_000, **kwargs)
+    workspace = Workspace(settings["workspace"], max_output_chars=max_chars or MAX_OUTPUT_CHARS, **kwargs)
     for key in ("protect", "allow_read"):
         settings[key] = list(settings.get(key) or [])
     return workspace
