@@ -12,9 +12,14 @@ from typing import Any
 
 import pytest
 
+from tests.test_cli_sessions import Script, feed, script, workspace
 from tiny_agent.cli import main
+from tiny_agent.context.log import new_entry
 from tiny_agent.context.session import Session
 from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.types import Message, ToolUseBlock
+
+__all__ = ["script", "workspace"]  # fixtures
 
 
 def store_path() -> Path:
@@ -135,3 +140,44 @@ def test_fork_past_the_end_says_where_it_forked(capsys: pytest.CaptureFixture[st
     assert main(["sessions", "fork", session.id, "--at", str(head), "--json"]) == 0
     out = capsys.readouterr()
     assert "note" not in json.loads(out.out) and out.err == "", "nothing to say when --at is in range"
+
+
+def in_flight(store: SQLiteStore) -> Session:
+    """A session whose process is alive and waiting for a reply: a call sent, a tool call not run."""
+    session = Session.start(store, workspace=os.getcwd(), system="s")
+    session.context.add_user("write a.txt")
+    session.context.add_assistant(Message("assistant", (ToolUseBlock("w1", "write_file", {"path": "a.txt"}),)))
+    session.context.append([new_entry("call", purpose="turn", model="m", chars=10, fingerprint={})])
+    return session
+
+
+def test_a_session_taken_over_from_a_live_process_says_so(
+    workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with SQLiteStore(store_path()) as first:
+        sid = in_flight(first).id  # this process stays alive, holding the session
+        feed(script, Message.assistant("ok"))
+        assert main(["--resume", sid, "--force", "go on"]) == 0
+        err = capsys.readouterr().err
+    who = f"pid {os.getpid()} on {socket.gethostname()}"
+    assert f"took this session over from {who}" in err, err
+    assert "stopped" not in err
+    with SQLiteStore(store_path()) as store:
+        entries = store.entries(sid)
+    (failed,) = [e.body["error"] for e in entries if e.kind == "call_failed"]
+    assert "taken over" in failed and who in failed and "stopped" not in failed
+    (result,) = [e.body["block"]["content"] for e in entries if e.kind == "tool_result"]
+    assert "took this session over" in result and who in result
+
+
+def test_a_session_whose_process_died_still_says_it_stopped(workspace: Path, script: Script) -> None:
+    with SQLiteStore(store_path()) as first:
+        sid = in_flight(first).id
+        first._held.clear()  # no release: as if the process died
+    with SQLiteStore(store_path()) as store:
+        store._db.execute("UPDATE sessions SET writer = 'nohost:999999999:x', writer_seen_at = 0")
+        session = Session.resume(store, sid)
+        assert session.taken_from is None and session.lost_calls == 1
+        failed = [e.body["error"] for e in session.context.entries if e.kind == "call_failed"]
+        assert failed == ["the process stopped before the reply arrived"]
+        session.close()

@@ -173,13 +173,22 @@ def _resume(store: Store, opts: dict[str, Any], workspace: str, notes: list[str]
     if target is None:
         return None
     session = Session.resume(store, target, force=opts["force"])
-    if session.interrupted:
-        names = ", ".join(f"{c.name}({_args(c.input)})" for c in session.interrupted)
+    if session.taken_from is not None:
+        notes.append(
+            f"took this session over from {session.taken_from} (--force), which is still running: "
+            "stop it there, or its next write to this session will fail"
+        )
+    names = ", ".join(f"{c.name}({_args(c.input)})" for c in session.interrupted)
+    if session.interrupted and session.taken_from is not None:
+        notes.append(f"it had not recorded the results of these tool calls, which were not run again here: {names}")
+    elif session.interrupted:
         notes.append(
             f"the previous run stopped before the results of these tool calls were recorded; they are marked "
             f"as interrupted and were not run again: {names}"
         )
-    if session.lost_calls:
+    if session.lost_calls and session.taken_from is not None:
+        notes.append(f"{session.lost_calls} model call(s) it was waiting for are not recorded here (usage unknown)")
+    elif session.lost_calls:
         notes.append(f"{session.lost_calls} model call(s) were in flight when the previous run stopped (usage unknown)")
     return session
 

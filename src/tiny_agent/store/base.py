@@ -82,8 +82,9 @@ class Store(Protocol):
         ``SessionConflict`` if a live process holds it (see ``acquire``), unless ``force``."""
         ...
 
-    def acquire(self, session_id: str, *, force: bool = False) -> None:
-        """Mark the session open for writing by this process; ``SessionConflict`` if a live process has it."""
+    def acquire(self, session_id: str, *, force: bool = False) -> str | None:
+        """Mark the session open for writing by this process; ``SessionConflict`` if a live process has it.
+        With ``force``, takes it from that process and says which ("pid 123 on host"); else None."""
         ...
 
     def release(self, session_id: str) -> None:

@@ -316,7 +316,7 @@ class SQLiteStore:
 
     # -- one writer per session ---------------------------------------------------------------
 
-    def acquire(self, session_id: str, *, force: bool = False) -> None:
+    def acquire(self, session_id: str, *, force: bool = False) -> str | None:
         with self._transaction("open a session") as db:
             self._info(db, session_id)
             holder = self._live_writer(db, session_id)
@@ -331,6 +331,7 @@ class SQLiteStore:
                 (self._writer, time.time(), session_id),
             )
         self._held.add(session_id)
+        return f"pid {holder[1]} on {holder[0]}" if holder is not None else None
 
     def release(self, session_id: str) -> None:
         self._held.discard(session_id)
