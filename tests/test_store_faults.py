@@ -181,3 +181,33 @@ def test_a_session_whose_process_died_still_says_it_stopped(workspace: Path, scr
         failed = [e.body["error"] for e in session.context.entries if e.kind == "call_failed"]
         assert failed == ["the process stopped before the reply arrived"]
         session.close()
+
+
+URL = "postgresql://alice:s3cret-pw@db.example.com:5432/agent?sslpassword=other-s3cret"
+PLACES = {
+    "run --store": (["--store", URL, "a task"], {}),
+    "chat --store": (["chat", "--store", URL], {}),
+    "sessions --store": (["sessions", "list", "--store", URL], {}),
+    "TINY_AGENT_STORE, run": (["a task"], {"TINY_AGENT_STORE": URL}),
+    "TINY_AGENT_STORE, sessions": (["sessions", "show", "abc"], {"TINY_AGENT_STORE": URL}),
+}
+
+
+@pytest.mark.parametrize(("argv", "env"), PLACES.values(), ids=PLACES.keys())
+def test_a_store_url_that_is_not_served_is_refused(
+    argv: list[str],
+    env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    here = tmp_path / "cwd"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("TINY_AGENT_LLAMA_SERVER", "/nonexistent/llama-server")  # never start a model
+    assert main(argv) == 2
+    line = one_line(capsys, "postgresql://db.example.com:5432/agent", "a file path")
+    assert "s3cret" not in line and "alice" not in line
+    assert list(here.iterdir()) == [], "nothing was created"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import sqlite3
 import time
@@ -20,10 +21,11 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 
-from tiny_agent.errors import SessionConflict, SessionNotFound, StoreError, UnreadableEntry
+from tiny_agent.errors import ConfigError, SessionConflict, SessionNotFound, StoreError, UnreadableEntry
 from tiny_agent.redaction import redact
 from tiny_agent.store.base import UNREADABLE, NewEntry, SessionInfo
 from tiny_agent.store.migrations import MIGRATIONS, SCHEMA_VERSION
@@ -47,14 +49,39 @@ def default_store_path(env: Mapping[str, str] = os.environ) -> Path:
     """``$TINY_AGENT_STORE``, else ``sessions.db`` in the user data folder (platformdirs)."""
     explicit = env.get(STORE_ENV)
     if explicit:
+        _not_a_url(explicit)
         return Path(explicit).expanduser()
     return Path(platformdirs.user_data_dir("tiny-agent")) / "sessions.db"
+
+
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def _not_a_url(location: str) -> None:
+    """A URL (``postgresql://user:pass@host/db``) is refused before it becomes a folder named after it;
+    the message leaves out its user, password and query."""
+    found = _URL.match(location.strip())
+    if found is None:
+        return
+    try:
+        parts = urlsplit(location.strip())
+        netloc = parts.hostname or ""
+        netloc += f":{parts.port}" if parts.port else ""
+    except ValueError:
+        parts, netloc = None, ""
+    shown = urlunsplit((found.group(1), netloc, parts.path if parts else "", "", ""))
+    raise ConfigError(
+        f"session store {shown} is a {found.group(1)} URL, and tiny-agent keeps sessions in a SQLite file only: "
+        f"give a file path with --store PATH or {STORE_ENV}"
+    )
 
 
 class SQLiteStore:
     """The default ``Store``: one SQLite file, safe for several processes on one host."""
 
     def __init__(self, path: str | Path | None = None, *, busy_timeout: float = BUSY_TIMEOUT_S) -> None:
+        if path is not None:
+            _not_a_url(str(path))
         self.path = Path(path).expanduser() if path is not None else default_store_path()
         self.location = str(self.path)
         self._writer = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
