@@ -177,7 +177,7 @@ def test_the_record_stays_bounded_over_thousands_of_turns() -> None:
         ctx.add_assistant(Message.assistant("ok"))
     first = ctx.compact(lambda text: "summary", keep_turns=2)
     assert first is not None and len(first.record) < 12_000
-    assert "1998 earlier" in first.record or "earlier, the first: request number 0" in first.record
+    assert "The first request (the task): request number 0: " in first.record and "earlier)" in first.record
 
 
 def test_a_stored_context_rebuilds_ratios_per_purpose(tmp_path: Path) -> None:

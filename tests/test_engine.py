@@ -238,6 +238,6 @@ def test_the_compaction_line_reports_the_measured_sizes() -> None:
     ctx = conversation(8)
     compaction = ctx.compact(lambda text: "s", keep_turns=2)
     assert compaction is not None and compaction.tokens_before and compaction.tokens_after
-    line = format_event(CompactionEvent(compaction, None))
+    line = format_event(CompactionEvent(compaction))
     assert f"context {compaction.tokens_before:,} -> {compaction.tokens_after:,} tokens" in line
     assert compaction.tokens_after == ctx.context_tokens()

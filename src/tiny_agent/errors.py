@@ -21,7 +21,8 @@ branches, so a caller can tell "fix your setup" from "try again later"::
     ├── CompactionError             the summary call failed; the history was left as it was
     └── StoreError                  the session store cannot be opened, read or written (names the file)
         ├── SessionNotFound             no session has that id (or the prefix is ambiguous)
-        └── SessionConflict             another process appended to the same session
+        ├── SessionConflict             another process appended to the same session
+        └── UnreadableEntry             a stored entry cannot be read back (names the session and the entry)
 
 ``AuthenticationError`` sits on both branches (``class AuthenticationError(ProviderHTTPError,
 ConfigError)``): it is a failed call, and the user must change a key to fix it, so "exit 2 = you must
@@ -56,6 +57,7 @@ __all__ = [
     "SessionNotFound",
     "StoreError",
     "TinyAgentError",
+    "UnreadableEntry",
 ]
 
 
@@ -156,3 +158,26 @@ class SessionNotFound(StoreError):
 
 class SessionConflict(StoreError):
     """Another writer appended to the session since this one last read it; nothing was written."""
+
+
+class UnreadableEntry(StoreError):
+    """A stored entry cannot be read back: its body is not a JSON object, or it holds what this
+    version does not know (a block type, a missing field). The message names the entry by its
+    ``#seq`` and kind, and, once ``located``, the store and the session."""
+
+    def __init__(
+        self, seq: int, kind: str, reason: str, *, store: str | None = None, session_id: str | None = None
+    ) -> None:
+        self.seq, self.kind, self.reason = seq, kind, reason
+        self.store, self.session_id = store, session_id
+        entry = f"entry #{seq} ({kind}) cannot be read: {reason}"
+        if store is None or session_id is None:
+            super().__init__(entry)
+            return
+        sid = session_id[:12]
+        salvage = f"; tiny-agent sessions fork {sid} --at {seq - 1} keeps what comes before it" if seq > 0 else ""
+        super().__init__(f"session store {store}: session {sid}: {entry}; the other sessions are not affected{salvage}")
+
+    def located(self, store: str, session_id: str) -> UnreadableEntry:
+        """The same error, naming the store and the session it is in."""
+        return UnreadableEntry(self.seq, self.kind, self.reason, store=store, session_id=session_id)

@@ -11,10 +11,17 @@ that a server echoes back in its error body is hidden too::
 
 Values shorter than ``MIN_SECRET_LENGTH`` are ignored: no real key is that short, and hiding a short
 word ("local") would mangle ordinary text. The list only grows; it is safe to use from threads.
+
+Credentials nobody registered are hidden by their shape: the value of an ``Authorization`` header
+a server echoes (``Basic <base64 of user:password>``, ``Bearer <token>``), the password of a URL
+(``http://user:[REDACTED]@host``) and a key in a URL's query (``?api_key=[REDACTED]``).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -62,12 +69,46 @@ def registered_secrets() -> tuple[str, ...]:
     return _secrets
 
 
+_BASIC = re.compile(r"\bBasic(\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
+_BEARER = re.compile(r"\bBearer(\s+)([A-Za-z0-9._~+/-]{6,}=*)")
+_URL_PASSWORD = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\"'\\]*):[^/\s@\"'\\]+@")
+_QUERY_KEY = re.compile(
+    r"([?&](?:api[_-]?key|key|access[_-]?token|token|auth|password|passwd|pwd|secret|signature|sig)=)[^&\s#\"'\\]+",
+    re.IGNORECASE,
+)
+
+
 def redact(text: str) -> str:
-    """``text`` with every registered secret replaced by ``REDACTED``."""
+    """``text`` with every registered secret, and every credential of a known shape, replaced by ``REDACTED``."""
     for secret in _secrets:
         if secret in text:
             text = text.replace(secret, REDACTED)
+    if "Basic" in text:
+        text = _BASIC.sub(_basic, text)
+    if "Bearer" in text:
+        text = _BEARER.sub(_bearer, text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(rf"\1:{REDACTED}@", text)
+    if "=" in text:
+        text = _QUERY_KEY.sub(rf"\1{REDACTED}", text)
     return text
+
+
+def _basic(found: re.Match[str]) -> str:
+    """Only what decodes to ``user:password``: "Basic usage" and "Basic auth" stay as they are."""
+    try:
+        decoded = base64.b64decode(found.group(2), validate=True)
+    except (binascii.Error, ValueError):
+        return found.group(0)
+    return f"Basic{found.group(1)}{REDACTED}" if b":" in decoded else found.group(0)
+
+
+def _bearer(found: re.Match[str]) -> str:
+    """A token has a digit or is long: "Bearer tokens" is a phrase, "Bearer k-7chr" a key."""
+    token = found.group(2)
+    if any(c.isdigit() for c in token) or len(token) >= 20:
+        return f"Bearer{found.group(1)}{REDACTED}"
+    return found.group(0)
 
 
 def redact_json(value: Any) -> Any:

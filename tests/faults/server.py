@@ -252,3 +252,31 @@ def cut(answer: dict[str, Any]) -> Fault:
         stream(events[: len(events) // 2], ending="cut")(h, body)
 
     return fault
+
+
+def slow_stream(opening: str, word: str, *, every: float, most: int, disconnected: threading.Event) -> Fault:
+    """A Chat Completions stream that takes long on purpose, whatever the machine's speed: ``opening``
+    at once, then ``word`` every ``every`` seconds, ``most`` times, then the end of the reply. It stops
+    when the client goes away (which sets ``disconnected``) or the server closes, so a test that fails
+    halfway leaves nothing streaming behind it."""
+
+    def fault(h: Handler, body: dict[str, Any]) -> None:
+        head = {"id": "chatcmpl-slow", "object": "chat.completion.chunk", "created": 1, "model": "slow"}
+
+        def piece(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            return sse([(None, {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})])
+
+        h.start_chunked()
+        try:
+            h.chunk(piece({"role": "assistant", "content": opening}))
+            for _ in range(most):
+                if h.server.stopping.wait(every):
+                    return
+                h.chunk(piece({"content": word}))
+            h.chunk(piece({}, "stop"))
+            h.chunk(sse([(None, "[DONE]")]))
+            h.end_chunked()
+        except OSError:
+            disconnected.set()
+
+    return fault

@@ -1,8 +1,13 @@
 """``tiny-agent chat`` in a real terminal (tmux), against the real llama.cpp server and model.
 
-Two user turns, ``/context``, ``/compact``, ``/cost``, Ctrl-C during a reply, leave with Ctrl-D,
-come back with ``-c``: the conversation is there, and the first request after coming back reads the
-prefix from the server's cache (the server outlives both chat processes).
+Two user turns, ``/context``, ``/compact``, ``/cost``, leave with Ctrl-D, come back with ``-c``: the
+conversation is there, and the first request after coming back reads the prefix from the server's
+cache (the server outlives both chat processes).
+
+Ctrl-C during a reply needs a reply that is still coming when the key lands, and the real model
+answers "Write a long story" in under a second on a quiet machine. So that part talks to a local
+server that streams slowly on purpose (a word every 0.2 s, for up to two minutes): the key is sent
+once the first words are on the screen, whatever the machine's speed.
 """
 
 from __future__ import annotations
@@ -13,12 +18,15 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.faults import server as faults
+from tests.faults.server import FaultServer
 from tiny_agent.providers.llama_server import LlamaServer
 
 pytestmark = pytest.mark.integration
@@ -82,6 +90,15 @@ class Pane:
 
 
 @pytest.fixture
+def slow_server() -> Iterator[FaultServer]:
+    running = FaultServer()
+    try:
+        yield running
+    finally:
+        running.close()  # also ends a stream a failed test left going
+
+
+@pytest.fixture
 def pane(tmp_path: Path, private_dirs: Path) -> Iterator[Pane]:
     if shutil.which("tmux") is None:
         pytest.fail("tmux is needed for the terminal test (scripts/setup installs it)")
@@ -101,7 +118,9 @@ def pane(tmp_path: Path, private_dirs: Path) -> Iterator[Pane]:
         running.close()
 
 
-def test_chat_in_a_real_terminal(pane: Pane, llama_server: LlamaServer, tmp_path: Path) -> None:
+def test_chat_in_a_real_terminal(
+    pane: Pane, llama_server: LlamaServer, slow_server: FaultServer, tmp_path: Path
+) -> None:
     pane.type(f"export LLAMA_API_KEY={shlex.quote(llama_server.api_key)}")  # --base-url's server wants its key
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -150,18 +169,36 @@ def test_chat_in_a_real_terminal(pane: Pane, llama_server: LlamaServer, tmp_path
     mark = len(screen)
     pane.type("/nonsense")
     screen = pane.wait_for(r"unknown command /nonsense; commands: /context", after=mark)
-
-    mark = len(screen)
-    pane.type("Write a long story about a lighthouse keeper, at least three paragraphs.")
-    time.sleep(1.5)  # the request is on the wire: the server is reading the prompt or streaming the reply
-    pane.keys("C-c")
-    screen = pane.wait_for(r"\(turn interrupted", after=mark)
-    screen = pane.wait_prompt(mark)
+    screen = pane.wait_prompt(mark)  # a key sent before the prompt is back can be lost
 
     mark = len(screen)
     pane.keys("C-d")
     screen = pane.wait_for(r"session (\w{12}) · come back with", after=mark)
     session = re.findall(r"session (\w{12}) · come back with", screen)[-1]
+    assert "Traceback" not in screen
+
+    # Ctrl-C during a reply, on a reply that takes two minutes unless it is interrupted.
+    disconnected = threading.Event()
+    slow = slow_server.route(
+        faults.slow_stream(
+            "Once upon a time, a lighthouse keeper", " kept", every=0.2, most=600, disconnected=disconnected
+        )
+    )
+    mark = len(screen)
+    slow_chat = [*command[:4], "--store", str(tmp_path / "slow.db"), "--provider", "openai", "--base-url", f"{slow}/v1"]
+    pane.type(shlex.join([*slow_chat, "--model", "slow", "--workspace", str(workspace)]))
+    screen = pane.wait_prompt(mark)
+    mark = len(screen)
+    pane.type("Write a long story about a lighthouse keeper, at least three paragraphs.")
+    screen = pane.wait_for(r"Once upon a time, a lighthouse keeper kept", after=mark)  # it is streaming now
+    pane.keys("C-c")
+    screen = pane.wait_for(r"\(turn interrupted", after=mark)
+    screen = pane.wait_prompt(mark)
+    assert disconnected.wait(30), "the reply in flight was dropped: its connection was closed"
+    assert len(slow_server.seen(slow)) == 1
+    mark = len(screen)
+    pane.keys("C-d")
+    screen = pane.wait_for(r"session (\w{12}) · come back with", after=mark)
     assert "Traceback" not in screen
 
     mark = len(screen)

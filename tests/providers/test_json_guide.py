@@ -75,6 +75,8 @@ def test_the_workspace_is_the_root_folder() -> None:
 def test_a_request_that_names_no_path_leaves_every_path_on_offer() -> None:
     allowed = guide(prompt(Message.user("Which files are here?")))
     assert offered(allowed)["read_file"] == TOOLBOX.grammar()["read_file"]["properties"]["path"]["enum"]
+    assert {t.name for t in allowed.tools} == {"read_file", "list_dir"}, "a question is offered no write"
+    allowed = guide(prompt(Message.user("Create a new file with the opening hours.")))
     assert offered(allowed)["write_file"] is None  # any path: the workspace checks it when the tool runs
     assert {t.name for t in allowed.tools} == {"read_file", "write_file", "list_dir"}
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tiny_agent.errors import ConfigError
 from tiny_agent.providers.llama_server import LlamaServer, WarmServer, write_private
 from tiny_agent.providers.local import LocalProvider
 from tiny_agent.types import Message, Prompt, ToolSpec
@@ -143,11 +144,15 @@ def test_a_given_server_gets_the_key_from_llama_api_key_and_a_401_names_it() -> 
     assert isinstance(started, LocalProvider) and started._given_key is None, "a server it starts has its own key"
 
 
-def test_the_server_recorded_for_the_cache_has_no_credentials() -> None:
-    local = LocalProvider(base_url="http://bob:hunter2pass@127.0.0.1:9/v1?key=abc", api_key="k")
-    home = local.profile.cache_home
-    assert home.startswith("http://127.0.0.1:9")
-    assert "hunter2pass" not in home and "bob" not in home and "abc" not in home
+def test_a_server_url_with_credentials_is_refused_without_showing_them() -> None:
+    for url in ("http://bob:hunter2pass@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?key=abc123"):
+        with pytest.raises(ConfigError) as refused:
+            LocalProvider(base_url=url, api_key="k")
+        assert "LLAMA_API_KEY" in str(refused.value)
+        assert "hunter2pass" not in str(refused.value) and "bob" not in str(refused.value)
+        assert "abc123" not in str(refused.value)
+    local = LocalProvider(base_url="http://127.0.0.1:9/v1", api_key="k")
+    assert local.profile.cache_home.startswith("http://127.0.0.1:9")
 
 
 def test_a_warm_server_names_the_model_it_runs_and_a_bigger_one_is_not_guided(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from tiny_agent.redaction import REDACTED, redact, redact_json, register_secret, registered_secrets
 
 
@@ -51,3 +53,42 @@ def test_nested_values_keys_included() -> None:
         "n": 3,
     }
     assert key in value["error"]["message"]  # a copy: the original is untouched
+
+
+def test_credentials_that_were_never_registered_are_hidden_by_their_shape() -> None:
+    """What a server echoes back, a URL with a password, a key in a query: hidden though no one
+    registered them (a key shorter than a registered one can be, a proxy's Basic credentials)."""
+    basic = "YWxpY2U6cHctMTIzNA=="  # alice:pw-1234
+    cases = {
+        f"you sent Authorization: Basic {basic}": "you sent Authorization: Basic [REDACTED]",
+        "you sent Authorization: Bearer k-7chr": "you sent Authorization: Bearer [REDACTED]",
+        '{"authorization": "Bearer sk-proj-abcdefghijklmnopqrstuv"}': '{"authorization": "Bearer [REDACTED]"}',
+        "POST http://alice:pw-1234@127.0.0.1:8080/v1/chat": "POST http://alice:[REDACTED]@127.0.0.1:8080/v1/chat",
+        "GET https://h/v1?api_key=abc123&x=1": "GET https://h/v1?api_key=[REDACTED]&x=1",
+        "GET https://h/v1?api-version=2024&key=AIzaSy0": "GET https://h/v1?api-version=2024&key=[REDACTED]",
+        "https://h/p?access_token=t0k&token=t1": "https://h/p?access_token=[REDACTED]&token=[REDACTED]",
+    }
+    for text, hidden in cases.items():
+        assert redact(text) == hidden
+    for prose in (
+        "Basic usage: run it twice.",
+        "Bearer tokens are sent in a header.",
+        "basic auth is a header",
+        "see https://example.com/docs?page=2",
+        "mailto:alice@example.com and http://example.com:8080/path",
+    ):
+        assert redact(prose) == prose, prose
+
+
+def test_the_log_handler_hides_credentials_in_urls(capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    from tiny_agent.cli.printer import Printer
+
+    printer = Printer(verbose=True)
+    try:
+        logging.getLogger("httpx2").info("HTTP Request: POST http://alice:pw-1234@h/v1?api_key=q-s3cret 200")
+    finally:
+        printer.close()
+    err = capsys.readouterr().err
+    assert "HTTP Request" in err and "pw-1234" not in err and "q-s3cret" not in err

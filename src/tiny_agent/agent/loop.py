@@ -30,6 +30,7 @@ __all__ = [
     "INTERRUPTED_BY_USER",
     "Agent",
     "AgentConfig",
+    "CallEvent",
     "ClearEvent",
     "CompactionEvent",
     "CompactionFailedEvent",
@@ -101,12 +102,28 @@ class ToolEvent:
 
 
 @dataclass(frozen=True)
+class CallEvent:
+    """A billed model call that is not a turn: each summary call of a compaction (one whose reply was
+    a tool call and was asked again, the transcript fallback), whether the compaction then succeeded
+    or failed. With ``TurnEvent``, every call the ledger records gets an event, so a line."""
+
+    number: int
+    """1 for the first call of this compaction, 2 for the next..."""
+    call: CallRecord
+
+
+@dataclass(frozen=True)
 class CompactionEvent:
     """A compaction happened; its sizes before and after are on ``compaction``."""
 
     compaction: Compaction
-    call: CallRecord | None
-    """The summary call, if the summary came from the provider."""
+    calls: tuple[CallRecord, ...] = ()
+    """The summary calls it made (each had its ``CallEvent`` before this), if the provider wrote it."""
+
+    @property
+    def call(self) -> CallRecord | None:
+        """The call whose reply became the summary."""
+        return self.calls[-1] if self.calls else None
 
 
 @dataclass(frozen=True)
@@ -123,7 +140,9 @@ class ClearEvent:
     tokens_after: int
 
 
-Event = TurnEvent | ToolEvent | CompactionEvent | CompactionFailedEvent | ClearEvent | TextDelta | RetryNotice
+Event = (
+    TurnEvent | CallEvent | ToolEvent | CompactionEvent | CompactionFailedEvent | ClearEvent | TextDelta | RetryNotice
+)
 
 
 @dataclass
@@ -285,11 +304,22 @@ class Agent:
         try:
             compaction = self.context.maybe_compact(self.provider)
         except CompactionError as exc:
+            self._emit_calls(result, calls_before)
             self._emit(result, CompactionFailedEvent(exc))
             return
+        except BaseException:
+            self._emit_calls(result, calls_before)  # a Ctrl-C after a billed attempt: it still gets its line
+            raise
+        calls = self._emit_calls(result, calls_before)
         if compaction is not None:
-            calls = self.context.ledger.calls[calls_before:]
-            self._emit(result, CompactionEvent(compaction, calls[-1] if calls else None))
+            self._emit(result, CompactionEvent(compaction, calls))
+
+    def _emit_calls(self, result: RunResult, since: int) -> tuple[CallRecord, ...]:
+        """A ``CallEvent`` for each call the ledger recorded since index ``since``."""
+        calls = tuple(self.context.ledger.calls[since:])
+        for number, call in enumerate(calls, 1):
+            self._emit(result, CallEvent(number, call))
+        return calls
 
     def _provider_event(self, event: ProviderEvent) -> None:
         if self.on_event is not None:

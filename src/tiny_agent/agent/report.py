@@ -9,8 +9,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from tiny_agent.agent.loop import ClearEvent, CompactionEvent, CompactionFailedEvent, Event, ToolEvent, TurnEvent
-from tiny_agent.context.tokens import TokenLedger
+from tiny_agent.agent.loop import (
+    CallEvent,
+    ClearEvent,
+    CompactionEvent,
+    CompactionFailedEvent,
+    Event,
+    ToolEvent,
+    TurnEvent,
+)
+from tiny_agent.context.tokens import CallRecord, TokenLedger
 from tiny_agent.types import RetryNotice, TextDelta, Usage
 
 __all__ = ["cache_savings", "format_cost", "format_event", "format_totals", "format_usage"]
@@ -32,22 +40,32 @@ def format_usage(usage: Usage) -> str:
     )
 
 
+def _call_line(label: str, call: CallRecord, note: str = "") -> str:
+    prefill = f" · prefill {call.prefill_ms / 1000:.2f}s" if call.prefill_ms is not None else ""
+    miss = f" · cache miss: {call.miss}" if call.miss else ""
+    if call.provider_miss:
+        miss += f" (the provider says: {call.provider_miss})"
+    usage = format_usage(call.usage)
+    return f"[{label} · {usage} · {_cost(call.cost_usd)} · {call.seconds:.1f}s{prefill}{miss}{note}]"
+
+
 def format_event(event: Event) -> str:
     match event:
         case TurnEvent(step=step, call=call):
-            prefill = f" · prefill {call.prefill_ms / 1000:.2f}s" if call.prefill_ms is not None else ""
-            miss = f" · cache miss: {call.miss}" if call.miss else ""
-            if call.provider_miss:
-                miss += f" (the provider says: {call.provider_miss})"
-            usage = format_usage(call.usage)
-            return f"[turn {step} · {usage} · {_cost(call.cost_usd)} · {call.seconds:.1f}s{prefill}{miss}]"
+            return _call_line(f"turn {step}", call)
+        case CallEvent(number=number, call=call):
+            label = "summary" if call.purpose == "compaction" else call.purpose
+            note = " · replied with a tool call, not a summary" if call.stop_reason == "tool_use" else ""
+            return _call_line(f"{label} {number}", call, note)
         case ToolEvent(call=call, result=result):
             args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:60]}" for k, v in call.input.items())
             first = result.content.splitlines()[0] if result.content else ""
             outcome = f"error: {first[:160]}" if result.is_error else f"{len(result.content):,} chars"
             return f"  {'x' if result.is_error else '>'} {call.name}({args}) -> {outcome}"
-        case CompactionEvent(compaction=c, call=call):
-            cost = f" · summary {format_usage(call.usage)} {_cost(call.cost_usd)}" if call else ""
+        case CompactionEvent(compaction=c, calls=calls):
+            prices = [call.cost_usd for call in calls]
+            total = None if None in prices else sum(p or 0.0 for p in prices)
+            cost = f" · {len(calls)} summary call(s) {_cost(total)}" if calls else ""
             return (
                 f"[compacted · {c.compacted_messages} messages -> summary · "
                 f"context {_n(c.tokens_before)} -> {_n(c.tokens_after)} tokens{cost}]"

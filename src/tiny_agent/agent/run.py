@@ -224,13 +224,23 @@ def _session(
     if target is None:
         return None
     session = Session.resume(store, target, force=force)
-    if session.interrupted:
-        names = ", ".join(f"{c.name}({_args(c.input)})" for c in session.interrupted)
+    taken = session.taken_from
+    if taken is not None:
+        notes.append(
+            f"took this session over from {taken} (--force), which is still running: "
+            "stop it there, or its next write to this session will fail"
+        )
+    names = ", ".join(f"{c.name}({_args(c.input)})" for c in session.interrupted)
+    if session.interrupted and taken is not None:
+        notes.append(f"it had not recorded the results of these tool calls, which were not run again here: {names}")
+    elif session.interrupted:
         notes.append(
             f"the previous run stopped before the results of these tool calls were recorded; they are marked "
             f"as interrupted and were not run again: {names}"
         )
-    if session.lost_calls:
+    if session.lost_calls and taken is not None:
+        notes.append(f"{session.lost_calls} model call(s) it was waiting for are not recorded here (usage unknown)")
+    elif session.lost_calls:
         notes.append(f"{session.lost_calls} model call(s) were in flight when the previous run stopped (usage unknown)")
     return session
 

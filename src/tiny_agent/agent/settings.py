@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from tiny_agent.agent.loop import DEFAULT_SYSTEM
+from tiny_agent.agent.workspace import MAX_OUTPUT_CHARS
 from tiny_agent.providers.local import LOCAL_TIMEOUT
 from tiny_agent.providers.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 
@@ -28,7 +29,7 @@ __all__ = [
     "looks_volatile",
 ]
 
-DEFAULT_MAX_OUTPUT_CHARS = 20_000
+DEFAULT_MAX_OUTPUT_CHARS = MAX_OUTPUT_CHARS
 """Tool output beyond this is cut (less for a small window: a quarter of it, at ~3 characters a token)."""
 
 _VOLATILE = re.compile(

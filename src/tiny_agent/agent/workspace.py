@@ -23,8 +23,10 @@ from tiny_agent.agent.guards import Guards, protected_message, secret_message
 from tiny_agent.agent.tools import Tool, ToolFailure
 from tiny_agent.errors import ConfigError
 
-__all__ = ["Workspace"]
+__all__ = ["MAX_OUTPUT_CHARS", "Workspace"]
 
+MAX_OUTPUT_CHARS = 20_000
+"""Characters of one tool result before it is cut (the CLI lowers it for a small window)."""
 NAME_MAX = 255
 """Longest file or folder name, in bytes, on the common Linux and macOS file systems."""
 
@@ -47,7 +49,7 @@ class Workspace:
         protect: Sequence[str] = (),
         default_protect: bool = True,
         allow_read: Sequence[str] = (),
-        max_output_chars: int = 20_000,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
         grammar_limits: Limits | None = None,
     ) -> None:
         resolved = Path(root).resolve()

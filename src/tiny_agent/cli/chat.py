@@ -17,7 +17,8 @@ from typing import Any
 import click
 import platformdirs
 
-from tiny_agent.agent.report import format_cost
+from tiny_agent.agent.loop import CallEvent
+from tiny_agent.agent.report import format_cost, format_event
 from tiny_agent.cli.options import agent_options
 from tiny_agent.cli.printer import Printer
 from tiny_agent.cli.runtime import Runtime, open_runtime
@@ -154,8 +155,10 @@ class Commands:
         try:
             done = ctx.compact(ctx.summarizer(provider), keep_turns=keep, provider=provider)
         except CompactionError as exc:
+            self._call_lines(before_calls)
             self.printer.line(f"/compact: {exc}")
             return
+        self._call_lines(before_calls)
         if done is None:
             self.printer.line("/compact: nothing to compact yet (too few turns)")
             return
@@ -165,6 +168,11 @@ class Commands:
             f"compacted {done.compacted_messages} messages: context {done.tokens_before:,} -> "
             f"{done.tokens_after:,} tokens; the summary cost ${price:.4f}"
         )
+
+    def _call_lines(self, since: int) -> None:
+        """A line for each call the ledger recorded since index ``since``, as a run prints them."""
+        for number, call in enumerate(self.runtime.context.ledger.calls[since:], 1):
+            self.printer.line(format_event(CallEvent(number, call)))
 
     def cost(self, arg: str) -> None:
         for row in format_cost(self.runtime.context.ledger, self.runtime.provider.profile.price):

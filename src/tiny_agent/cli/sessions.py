@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +12,14 @@ import click
 
 from tiny_agent.agent.history import history_lines
 from tiny_agent.cli.options import NonNegative, Positive
+from tiny_agent.cli.output import write_lines, write_stdout
 from tiny_agent.context.export import export_lines
 from tiny_agent.context.session import Session
-from tiny_agent.errors import ConfigError
-from tiny_agent.store.base import SessionInfo
+from tiny_agent.context.state import State
+from tiny_agent.errors import ConfigError, UnreadableEntry
+from tiny_agent.store.base import UNREADABLE, SessionInfo
 from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.types import Entry
 
 __all__ = ["sessions_group"]
 
@@ -72,16 +72,30 @@ def show_command(session_id: str, store: str | None, as_json: bool) -> int:
     """The turns of a session with their per-turn lines and compactions."""
     with SQLiteStore(store) as opened:
         info = opened.get(session_id)
-        entries = opened.entries(info.id)
+        entries = opened.entries(info.id, lenient=True)
+    unreadable: list[UnreadableEntry] = []
     if as_json:
-        rows = [{"seq": e.seq, "id": e.id, "kind": e.kind, "at": e.at, "body": e.body} for e in entries]
+        list(history_lines(entries, unreadable))
+        bad = {exc.seq: exc.reason for exc in unreadable}
+        rows = [_json_row(e, bad.get(e.seq)) for e in entries]
         click.echo(json.dumps({"session": info.to_dict(), "entries": rows}, ensure_ascii=False))
-        return 0
-    click.echo(_row(info))
-    click.echo(f"workspace {info.workspace} · {info.head + 1} entries")
-    for line in history_lines(entries):
-        click.echo(line)
+    else:
+        click.echo(_row(info))
+        click.echo(f"workspace {info.workspace} · {info.head + 1} entries")
+        for line in history_lines(entries, unreadable):
+            click.echo(line)
+    if unreadable:
+        raise unreadable[0].located(opened.location, info.id)
     return 0
+
+
+def _json_row(entry: Entry, unreadable: str | None) -> dict[str, Any]:
+    row = {"seq": entry.seq, "id": entry.id, "kind": entry.kind, "at": entry.at, "body": entry.body}
+    if unreadable is not None:
+        row["unreadable"] = unreadable
+        if UNREADABLE in entry.body:
+            row["body"] = None
+    return row
 
 
 @sessions_group.command("export")
@@ -89,36 +103,28 @@ def show_command(session_id: str, store: str | None, as_json: bool) -> int:
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "anthropic", "openai"]), default="jsonl", show_default=True
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file (0600) instead of stdout.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write to this file (replaced atomically, 0600; a FIFO or device is written through) instead of stdout.",
+)
 @store_option
 def export_command(session_id: str, fmt: str, output: str | None, store: str | None) -> int:
     """The whole session: JSON lines of entries, or one request body of either wire format."""
     with SQLiteStore(store) as opened:
         info = opened.get(session_id)
         entries = opened.entries(info.id)
+    try:
+        State.of(entries)  # every entry readable, before a line is written
+    except UnreadableEntry as exc:
+        raise exc.located(opened.location, info.id) from exc
     lines = export_lines(info, entries, fmt)  # type: ignore[arg-type]
     if output is None:
-        for line in lines:
-            sys.stdout.write(line + "\n")
-        return 0
-    _write_private(Path(output), lines)
+        return write_stdout(lines)
+    write_lines(Path(output), lines)
     click.echo(f"wrote {output}", err=True)
     return 0
-
-
-def _write_private(path: Path, lines: Iterator[str]) -> None:
-    """Temp file in the same folder, 0600, fsync, rename: never a half-written export."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent or Path("."), prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(line + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @sessions_group.command("fork")
@@ -130,8 +136,16 @@ def fork_command(session_id: str, at: int | None, store: str | None, as_json: bo
     """A new session that shares this one's entries (up to --at), to go another way from there."""
     with SQLiteStore(store) as opened:
         info = Session.fork(opened, session_id, at)
+    note = None
+    if at is not None and info.fork_seq is not None and info.fork_seq < at:
+        note = (
+            f"--at {at} is past the end of session {(info.parent_id or '')[:12]}: its last entry is "
+            f"#{info.fork_seq}, so the fork shares all of it"
+        )
+        click.echo(f"tiny-agent: {note}", err=True)
     if as_json:
-        click.echo(json.dumps(info.to_dict(), ensure_ascii=False))
+        extra = {"at_asked": at, "note": note} if note else {}
+        click.echo(json.dumps({**info.to_dict(), **extra}, ensure_ascii=False))
     else:
         click.echo(
             f"forked {info.parent_id[:12] if info.parent_id else ''} at #{info.fork_seq}: session {info.id[:12]}"
@@ -143,9 +157,10 @@ def fork_command(session_id: str, at: int | None, store: str | None, as_json: bo
 @sessions_group.command("rm")
 @click.argument("session_id", metavar="ID")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask.")
+@click.option("--force", is_flag=True, help="Remove it even while another tiny-agent process has it open.")
 @store_option
 @json_option
-def rm_command(session_id: str, yes: bool, store: str | None, as_json: bool) -> int:
+def rm_command(session_id: str, yes: bool, force: bool, store: str | None, as_json: bool) -> int:
     """Remove a session for good (its forks keep their history)."""
     with SQLiteStore(store) as opened:
         info = opened.get(session_id)
@@ -153,7 +168,7 @@ def rm_command(session_id: str, yes: bool, store: str | None, as_json: bool) -> 
             if not sys.stdin.isatty():
                 raise ConfigError("rm asks before removing; pass --yes to remove without asking")
             click.confirm(f"remove session {info.id[:12]} ({info.title[:40]!r}, {info.calls} calls)?", abort=True)
-        opened.delete(info.id)
+        opened.delete(info.id, force=force)
     result: dict[str, Any] = {"removed": info.id}
     click.echo(json.dumps(result) if as_json else f"removed {info.id[:12]}")
     return 0

@@ -19,6 +19,9 @@ from tiny_agent.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 __all__ = [
     "CACHED_SUMMARY_INSTRUCTIONS",
+    "FIRST_REQUEST_HEAD",
+    "FIRST_REQUEST_MAX",
+    "FIRST_REQUEST_TAIL",
     "SUMMARY_INSTRUCTIONS",
     "SUMMARY_OPENING",
     "Compaction",
@@ -51,8 +54,13 @@ CACHED_SUMMARY_INSTRUCTIONS = (
 _RESULT_CHARS = 1500
 _REQUEST_CHARS = 600
 _NEWEST_REQUESTS = 5
-"""Requests kept verbatim in the record; older ones are counted, so a session of thousands of turns
-keeps a record of bounded size and keeps compacting."""
+"""Requests after the first kept in the record (each cut at ``_REQUEST_CHARS``); older ones are
+counted, so a session of thousands of turns keeps a record of bounded size and keeps compacting."""
+FIRST_REQUEST_MAX = 6_000
+"""The first request, usually the task, is kept whole up to this many characters..."""
+FIRST_REQUEST_HEAD = 4_500
+FIRST_REQUEST_TAIL = 1_500
+"""...and past it, its first and last characters: where a task says what to do, and what it ends with."""
 _PATHS_SHOWN = 30
 
 
@@ -105,6 +113,9 @@ class WorkRecord:
     """What the engine itself saw happen, rebuilt from the log; never left to the model's memory."""
 
     requests: list[str] = field(default_factory=list)
+    """Every request, each cut at ``_REQUEST_CHARS``."""
+    first_request: str = ""
+    """The first one, whole up to ``FIRST_REQUEST_MAX`` (then its head and tail)."""
     files_read: list[str] = field(default_factory=list)
     files_written: list[str] = field(default_factory=list)
     dirs_listed: list[str] = field(default_factory=list)
@@ -124,6 +135,8 @@ class WorkRecord:
                 elif isinstance(block, ToolResultBlock):
                     rec._note_result(calls.get(block.tool_use_id), block)
                 elif msg.role == "user":
+                    if not rec.requests:
+                        rec.first_request = _head_and_tail(block.text)
                     rec.requests.append(_clip(block.text, _REQUEST_CHARS))
         return rec
 
@@ -142,12 +155,13 @@ class WorkRecord:
 
     def render(self) -> str:
         """The record as text, bounded whatever the length of the history."""
-        older = len(self.requests) - _NEWEST_REQUESTS
-        requests = self.requests[-_NEWEST_REQUESTS:]
-        if older > 0:
-            requests = [f"({older} earlier, the first: {_clip(self.requests[0], 100)})", *requests]
+        later = self.requests[1:]
+        newest = later[-_NEWEST_REQUESTS:]
+        if len(later) > len(newest):
+            newest = [f"({len(later) - len(newest)} earlier)", *newest]
         rows = [
-            ("User requests", " | ".join(requests)),
+            ("The first request (the task)", self.first_request),
+            ("Later requests", " | ".join(newest)),
             ("Constraints (always apply)", " | ".join(self.constraints)),
             ("Files read", _paths(self.files_read)),
             ("Files written", _paths(self.files_written)),
@@ -162,6 +176,16 @@ def _paths(paths: Sequence[str]) -> str:
     shown = ", ".join(paths[-_PATHS_SHOWN:])
     hidden = len(paths) - _PATHS_SHOWN
     return f"{shown} (and {hidden} more)" if hidden > 0 else shown
+
+
+def _head_and_tail(text: str) -> str:
+    if len(text) <= FIRST_REQUEST_MAX:
+        return text
+    left_out = len(text) - FIRST_REQUEST_HEAD - FIRST_REQUEST_TAIL
+    return (
+        f"{text[:FIRST_REQUEST_HEAD]} [... {left_out:,} characters of the first request left out ...] "
+        f"{text[-FIRST_REQUEST_TAIL:]}"
+    )
 
 
 def _clip(text: str, limit: int) -> str:

@@ -30,7 +30,7 @@ from tiny_agent.context.entries import (
     UserInput,
 )
 from tiny_agent.context.tokens import CallRecord
-from tiny_agent.store.base import NewEntry
+from tiny_agent.store.base import UNREADABLE, NewEntry
 from tiny_agent.types import Block, Entry, ToolResultBlock, block_from_dict
 
 __all__ = ["BODY_VERSION", "decode", "encode"]
@@ -87,14 +87,16 @@ def decode(entry: Entry) -> list[TypedEntry]:
     run settings reads as both. Raises ``EntryError`` for a body that cannot be read."""
     body = entry.body
     if not isinstance(body, Mapping):
-        raise EntryError(f"a {entry.kind} entry whose body is not a JSON object")
+        raise EntryError("its body is not a JSON object")
+    if UNREADABLE in body:  # the store could not decode it (a lenient read)
+        raise EntryError(str(body[UNREADABLE]))
     try:
         return _decode(entry.kind, body)
     except EntryError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        what = f"no {exc}" if isinstance(exc, KeyError) else str(exc)
-        raise EntryError(f"a {entry.kind} entry that cannot be read ({what})") from exc
+        what = f"it has no field {exc}" if isinstance(exc, KeyError) else str(exc) or type(exc).__name__
+        raise EntryError(what) from exc
 
 
 def _decode(kind: str, body: Mapping[str, Any]) -> list[TypedEntry]:
@@ -107,7 +109,7 @@ def _decode(kind: str, body: Mapping[str, Any]) -> list[TypedEntry]:
         case "tool_result":
             block = block_from_dict(body["block"])
             if not isinstance(block, ToolResultBlock):
-                raise EntryError(f"a tool_result entry that holds a {block.type} block")
+                raise EntryError(f"it holds a {block.type} block, not a tool result")
             return [ToolResult(block)]
         case "compaction":
             return [
@@ -154,7 +156,7 @@ def _decode(kind: str, body: Mapping[str, Any]) -> list[TypedEntry]:
             return [Note(str(body.get("text") or ""))]
         case "stop":
             return [RunStop(str(body.get("reason") or ""), int(body.get("steps") or 0), str(body.get("detail") or ""))]
-    raise EntryError(f"an entry of unknown kind {kind!r} (written by a newer tiny-agent?)")
+    raise EntryError(f"its kind {kind!r} is unknown to this tiny-agent (written by a newer one?)")
 
 
 def _blocks(body: Mapping[str, Any]) -> tuple[Block, ...]:

@@ -13,13 +13,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tiny_agent.context.config import NOT_RUN
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.context.entries import ENGINE_SETTINGS, CallFailed
 from tiny_agent.context.log import StoredLog
+from tiny_agent.errors import UnreadableEntry
 from tiny_agent.store.base import SessionInfo, Store
 from tiny_agent.types import ToolSpec, ToolUseBlock
 
-__all__ = ["Session"]
+__all__ = ["TAKEN_OVER", "Session"]
+
+TAKEN_OVER = (
+    "[not recorded here: another tiny-agent took this session over (--force) while {who} was running this "
+    "call. It may have run, or still be running there; it was not run again. Check before repeating a call "
+    "that changes files.]"
+)
+"""The result of a tool call the process taken over had not finished."""
 
 
 @dataclass
@@ -33,6 +42,9 @@ class Session:
     """Tool calls a crash left without a result; each now has an "interrupted, not run" result."""
     lost_calls: int = 0
     """Calls that were in flight when the previous process stopped: billed, usage unknown."""
+    taken_from: str | None = None
+    """The live process this one took the session from with ``force`` ("pid 123 on host"), if any:
+    its calls in flight were not lost to a crash, their replies go to that process."""
 
     @property
     def id(self) -> str:
@@ -94,12 +106,15 @@ class Session:
         *,
         force: bool,
     ) -> Session:
-        store.acquire(info.id, force=force)
+        taken_from = store.acquire(info.id, force=force)
         try:
             entries = store.entries(info.id)
             log = StoredLog(store, info.id, entries)
-            context = Context(system, tools, pins=pins, config=config, log=log)
-            session = Session(store, info, context)
+            try:
+                context = Context(system, tools, pins=pins, config=config, log=log)
+            except UnreadableEntry as exc:
+                raise exc.located(store.location, info.id) from exc
+            session = Session(store, info, context, taken_from=taken_from)
             session._close_what_a_crash_left()
             if settings:
                 context.configure(**{k: v for k, v in settings.items() if k in ENGINE_SETTINGS})
@@ -112,10 +127,17 @@ class Session:
     def _close_what_a_crash_left(self) -> None:
         state = self.context.state
         lost = sorted(state.open_calls)
+        error, reason = "the process stopped before the reply arrived", NOT_RUN
+        if self.taken_from is not None:
+            error = (
+                f"taken over: another tiny-agent took this session over (--force) while {self.taken_from} "
+                "was waiting for this reply; it is not recorded here"
+            )
+            reason = TAKEN_OVER.format(who=self.taken_from)
         if lost:
-            self.context.append([CallFailed(seq, "the process stopped before the reply arrived") for seq in lost])
+            self.context.append([CallFailed(seq, error) for seq in lost])
         self.lost_calls = len(lost)
-        self.interrupted = self.context.close_interrupted()
+        self.interrupted = self.context.close_interrupted(reason)
 
     def refresh(self) -> SessionInfo:
         self.info = self.store.get(self.info.id)

@@ -34,17 +34,10 @@ from tiny_agent.context.entries import (
 from tiny_agent.context.entry_codec import decode
 from tiny_agent.context.tokens import CallRecord, TokenLedger
 from tiny_agent.context.window import Window
+from tiny_agent.errors import UnreadableEntry
 from tiny_agent.types import Block, Entry, Message, ToolResultBlock
 
-__all__ = ["OpenCall", "State", "UnreadableEntry"]
-
-
-class UnreadableEntry(EntryError):
-    """An entry of the log that cannot be read; ``seq`` and ``kind`` say which."""
-
-    def __init__(self, seq: int, kind: str, reason: str) -> None:
-        super().__init__(f"entry #{seq} ({kind}) cannot be read: {reason}")
-        self.seq, self.kind_name, self.reason = seq, kind, reason
+__all__ = ["OpenCall", "State"]
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,7 @@ class AnthropicProvider:
         register_secret(api_key)
         self._client = anthropic.Anthropic(
             api_key=api_key,
-            base_url=check_base_url(base_url) if base_url is not None else None,
+            base_url=check_base_url(base_url, key_env or "ANTHROPIC_API_KEY") if base_url is not None else None,
             max_retries=0,
             timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, 10.0)),
             http_client=http_client,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import httpx2
 
@@ -191,8 +191,11 @@ def display_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def check_base_url(url: str) -> str:
-    """``url`` if it is an http(s) URL with a host, else ``ConfigError`` saying what was wrong."""
+def check_base_url(url: str, key_env: str | None = None) -> str:
+    """``url`` if it is an http(s) URL with a host and nothing else, else ``ConfigError`` saying what
+    was wrong. Credentials in it are refused: the HTTP client would send them as ``Authorization:
+    Basic ...`` in place of the API key. So is a query: the SDKs append each request's path after
+    it. ``key_env`` names where the key goes instead."""
     try:
         parts = urlsplit(url.strip())
         ok = parts.scheme in ("http", "https") and bool(parts.hostname)
@@ -202,6 +205,18 @@ def check_base_url(url: str) -> str:
     if not ok:
         raise ConfigError(
             redact(f"base URL {url!r} is not an http(s) URL with a host; for example http://127.0.0.1:8080/v1")
+        )
+    key = f"in {key_env}" if key_env else "in the provider's key variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)"
+    if parts.username is not None or parts.password is not None:
+        raise ConfigError(
+            f"base URL {display_url(url)} holds a user name and password; tiny-agent sends no credentials from a "
+            f"URL (they would go out as Authorization: Basic, in place of the API key): give the key {key}"
+        )
+    if parts.query or parts.fragment:
+        names = ", ".join(parse_qs(parts.query, keep_blank_values=True)) or "a fragment"
+        raise ConfigError(
+            f"base URL {display_url(url)} has a query string ({names}), which would end up in the middle of "
+            f"every request's path; leave it out (a key goes {key})"
         )
     return url.strip()
 

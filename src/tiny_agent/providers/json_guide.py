@@ -5,9 +5,12 @@ this turn's workspace grammar (``Prompt.tool_grammar``: existing files for ``rea
 ``list_dir``), the guide narrows what the reply may be, measured on ``benchmarks/tool_choice.py``:
 
 - The request names paths: then those are the paths on offer. A tool whose ``path`` is a list of
-  existing paths keeps the named ones and is left out if none is its kind; a tool that takes any
-  ``path`` (``write_file``) may only create the named files that do not exist yet, so a wrong choice
-  never overwrites a file the user named to be read.
+  existing paths keeps the named ones and is left out if none is its kind; ``write_file`` may only
+  create the named files that do not exist yet, so a wrong choice never overwrites a file the user
+  named to be read.
+- No write unless the request asks for one (``asks_for_a_write``): a question that named no path
+  left ``write_file`` on offer, and the model wrote ``path/to_output_file.txt`` when asked which
+  license a project is under.
 - Optional arguments are left out (the model filled ``start_line`` with numbers past the end).
 - No answer before the first tool result: the model answered questions about files from its own
   imagination instead of reading them.
@@ -26,14 +29,26 @@ from typing import Any
 
 from tiny_agent.types import Message, Prompt, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
-__all__ = ["Guide", "guide", "named_paths"]
+__all__ = ["WRITE_TOOLS", "Guide", "asks_for_a_write", "guide", "named_paths"]
 
 _PATH_WORD = re.compile(r"(?<![\w/.-])[\w-][\w.-]*(?:/[\w.-]+)*")
 """A word that could be a relative path: ``notes.txt``, ``docs``, ``recipes/bread/rye.md``."""
 _FILE_NAME = re.compile(r"\.[A-Za-z]\w{0,4}$")
 """A new file is only recognised by its extension: ``todo.txt`` yes, ``todo`` no."""
-_WRITING = re.compile(r"\b(write|create|save|make|add|put|append|store|record|note down)\b", re.IGNORECASE)
-"""Words of a request that asks for a file to be written."""
+_COMMAND_START = (
+    r"(?:^\s*|[.!?;:\n]\s*|\b(?:and|then|also|now|please)\s+|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?"
+    r"|\blet(?:'s|\s+us)\s+|\b(?:want|need|like)\s+you\s+to\s+)"
+)
+"""Where a verb is a command: the start of a sentence, after "and", "please", "can you", "let's"...
+Elsewhere ("Which files make up src?", "What should I write?") it is part of a question."""
+_WRITE_COMMAND = re.compile(
+    rf"{_COMMAND_START}(?:please\s+)?(?:write|create|save|make|add|put|append|store|record|note down|jot down)\b"
+    r"(?!\s+(?:up|sure|sense)\b)",  # "add up the prices", "make sure": nothing to write
+    re.IGNORECASE,
+)
+_A_FILE = re.compile(r"\bfiles?\b", re.IGNORECASE)
+WRITE_TOOLS = frozenset({"write_file"})
+"""Tools that change the workspace: offered only to a request that asks for a write."""
 ROOT_WORDS = frozenset({"workspace"})
 """Words that name the root folder ``.``: the system prompt calls it "the workspace"."""
 MAX_CALLS = 2
@@ -66,6 +81,7 @@ def guide(
     quote: bool = True,
     max_calls: int | None = MAX_CALLS,
     root_words: frozenset[str] = ROOT_WORDS,
+    write_tools: frozenset[str] = WRITE_TOOLS,
 ) -> Guide:
     """The allowed replies for ``prompt``; each flag turns one narrowing on (see the module doc)."""
     schemas = {t.name: dict(prompt.tool_grammar.get(t.name, t.input_schema)) for t in prompt.tools}
@@ -81,7 +97,7 @@ def guide(
         words = named_paths(request)
         if words & root_words:
             words.add(".")
-        schemas = _follow(schemas, words, existing, bool(_WRITING.search(request)))
+        schemas = _follow(schemas, words, existing, _write_targets(request), write_tools)
     if required_only:
         schemas = {name: _required_only(schema) for name, schema in schemas.items()}
     offered = {name: s for name, s in schemas.items() if _enum(s) != []}
@@ -117,22 +133,45 @@ def named_paths(text: str) -> set[str]:
     return {word.rstrip(".") for word in _PATH_WORD.findall(text)} - {""}
 
 
+def asks_for_a_write(text: str) -> bool:
+    """Whether ``text`` asks for a file to be written: a write verb where a command stands, followed
+    by a file name or the word "file" ("Write a file todo.txt", "can you save it to list.txt").
+    A story to tell ("Write a long story") is an answer, not a file."""
+    return _write_targets(text) is not None
+
+
+def _write_targets(text: str) -> set[str] | None:
+    """The file names after the first write command of ``text``; None when it asks for no write."""
+    for command in _WRITE_COMMAND.finditer(text):
+        rest = text[command.end() :]
+        files = {w for w in named_paths(rest) if _FILE_NAME.search(w) and not w.startswith("/")}
+        if files or _A_FILE.search(rest):
+            return files
+    return None
+
+
 def _follow(
-    schemas: dict[str, dict[str, Any]], words: set[str], existing: set[str], writing: bool
+    schemas: dict[str, dict[str, Any]],
+    words: set[str],
+    existing: set[str],
+    targets: set[str] | None,
+    write_tools: frozenset[str],
 ) -> dict[str, dict[str, Any]]:
+    if targets is None:
+        schemas = {name: s for name, s in schemas.items() if name not in write_tools}
     named = {name: [p for p in enum if p in words] for name, s in schemas.items() if (enum := _enum(s)) is not None}
     # A name missing from the lists may still exist (a binary or secret file, a workspace past the
-    # grammar's bound): only a request that asks for a write offers it to write_file.
-    new_files = sorted(w for w in words - existing if _FILE_NAME.search(w) and not w.startswith("/")) if writing else []
+    # grammar's bound): only a file the write command names is offered to write_file.
+    new_files = sorted((targets or set()) - existing)
     if not words & existing and not new_files:
         return schemas  # the request names no path: every path stays on offer
     out: dict[str, dict[str, Any]] = {}
     for name, schema in schemas.items():
-        if name in named:
-            # Only an existing path narrows the reads: a word like "Node.js" is no reason to stop reading.
-            out[name] = _with_paths(schema, named[name]) if words & existing else schema
-        elif "path" in schema.get("properties", {}):
+        if name in write_tools:
             out[name] = _with_paths(schema, new_files)
+        elif name in named and words & existing:
+            # Only an existing path narrows the reads: a word like "Node.js" is no reason to stop reading.
+            out[name] = _with_paths(schema, named[name])
         else:
             out[name] = schema
     return out

@@ -23,7 +23,7 @@ import httpx2
 
 from tiny_agent.errors import LocalServerError
 from tiny_agent.providers.base import LOCAL_MAX_TOKENS, Provider, Wire, render
-from tiny_agent.providers.http_errors import display_url
+from tiny_agent.providers.http_errors import check_base_url, display_url
 from tiny_agent.providers.json_guide import guide
 from tiny_agent.providers.json_tools import SCHEMA_NAME, response_format
 from tiny_agent.providers.llama_server import (
@@ -92,6 +92,8 @@ class LocalProvider:
         self._max_retries = max_retries
         self.model_path = check_model(model_path) if model_path else None
         self.model = self.model_path.stem if self.model_path else EMBEDDED_MODEL_NAME
+        if base_url:
+            base_url = check_base_url(base_url, "LLAMA_API_KEY")
         self._given_url = base_url.rstrip("/").removesuffix("/v1") if base_url else None
         """A server the caller runs; the adapters add /v1 themselves, so a URL ending in it is accepted."""
         self._base_url = self._given_url

@@ -121,7 +121,7 @@ class OpenAICompatProvider:
         try:
             self._client = openai.OpenAI(
                 api_key=api_key,
-                base_url=check_base_url(base_url) if base_url is not None else None,
+                base_url=check_base_url(base_url, key_env or "OPENAI_API_KEY") if base_url is not None else None,
                 max_retries=0,
                 timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, 10.0)),
                 http_client=http_client,

@@ -113,18 +113,20 @@ def resolve_provider(
     for an unknown name, a missing key, a base URL that is not an http(s) URL with a host, or when
     nothing is configured at all. The adapter is told the key's variable, for the message of a 401.
     """
-    if base_url is not None:
-        base_url = check_base_url(base_url)
     if name is None and not any(env.get(v) for variables, _ in AUTO_ORDER for v in variables):
         name = "openai" if base_url else LOCAL  # a server URL with no key: an OpenAI-compatible server
-    if name is not None and name.strip().lower() == LOCAL:
+    local = name is not None and name.strip().lower() == LOCAL
+    if base_url is not None:
+        key_env = LOCAL_KEY_ENV if local else (_auto_profile(env) if name is None else _named_profile(name)).key_env
+        base_url = check_base_url(base_url, key_env)
+    if local:
         kwargs.pop("cache_ttl", None)  # llama.cpp keeps a prefix in its slot until another replaces it
         return _local(model, base_url, env.get(LOCAL_KEY_ENV) or None, kwargs)
     profile = _auto_profile(env) if name is None else _named_profile(name)
     url = base_url or (env.get(profile.base_url_env) if profile.base_url_env else None) or None
     if url is not None and not base_url and profile.base_url_env:
         try:
-            url = check_base_url(url)
+            url = check_base_url(url, profile.key_env)
         except ConfigError as exc:
             raise ConfigError(f"{profile.base_url_env}: {exc}") from None
     key = env.get(profile.key_env) or None

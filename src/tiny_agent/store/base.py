@@ -15,10 +15,13 @@ from typing import Any, Protocol
 
 from tiny_agent.types import Entry
 
-__all__ = ["NewEntry", "SessionInfo", "Store"]
+__all__ = ["UNREADABLE", "NewEntry", "SessionInfo", "Store"]
 
 NewEntry = tuple[str, Mapping[str, Any]]
 """An entry to append: its kind and its JSON body. The store gives it an id, a seq and a time."""
+
+UNREADABLE = "__unreadable__"
+"""The one key of the body a lenient read gives an entry whose stored body cannot be decoded: why."""
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,9 @@ class Store(Protocol):
         """Append ``entries`` atomically after ``expected_head``; ``SessionConflict`` if the head moved."""
         ...
 
-    def entries(self, session_id: str, *, after: int = -1) -> list[Entry]:
-        """The session's entries with seq > ``after``, in order, inherited ones included."""
+    def entries(self, session_id: str, *, after: int = -1, lenient: bool = False) -> list[Entry]:
+        """The session's entries with seq > ``after``, in order, inherited ones included. A body that
+        cannot be decoded raises ``UnreadableEntry``; with ``lenient``, it is ``{UNREADABLE: why}``."""
         ...
 
     def get(self, id_or_prefix: str) -> SessionInfo:
@@ -73,12 +77,14 @@ class Store(Protocol):
         """The newest sessions first (by last update), optionally only those of one workspace."""
         ...
 
-    def delete(self, session_id: str) -> None:
-        """Remove a session; forks of it keep their history (the shared prefix is copied into them)."""
+    def delete(self, session_id: str, *, force: bool = False) -> None:
+        """Remove a session; forks of it keep their history (the shared prefix is copied into them).
+        ``SessionConflict`` if a live process holds it (see ``acquire``), unless ``force``."""
         ...
 
-    def acquire(self, session_id: str, *, force: bool = False) -> None:
-        """Mark the session open for writing by this process; ``SessionConflict`` if a live process has it."""
+    def acquire(self, session_id: str, *, force: bool = False) -> str | None:
+        """Mark the session open for writing by this process; ``SessionConflict`` if a live process has it.
+        With ``force``, takes it from that process and says which ("pid 123 on host"); else None."""
         ...
 
     def release(self, session_id: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import sqlite3
 import time
@@ -20,12 +21,13 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 
-from tiny_agent.errors import SessionConflict, SessionNotFound, StoreError
+from tiny_agent.errors import ConfigError, SessionConflict, SessionNotFound, StoreError, UnreadableEntry
 from tiny_agent.redaction import redact
-from tiny_agent.store.base import NewEntry, SessionInfo
+from tiny_agent.store.base import UNREADABLE, NewEntry, SessionInfo
 from tiny_agent.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from tiny_agent.types import Entry
 
@@ -35,6 +37,8 @@ STORE_ENV = "TINY_AGENT_STORE"
 """Environment variable naming the store file; ``--store PATH`` overrides it."""
 
 BUSY_TIMEOUT_S = 5.0
+FULL_BELOW = 1 << 20
+"""Bytes free under which a disk I/O error is taken for a full disk."""
 LEASE_STALE_S = 3600.0
 """A writer mark from another host is trusted this long after its last append."""
 
@@ -45,14 +49,39 @@ def default_store_path(env: Mapping[str, str] = os.environ) -> Path:
     """``$TINY_AGENT_STORE``, else ``sessions.db`` in the user data folder (platformdirs)."""
     explicit = env.get(STORE_ENV)
     if explicit:
+        _not_a_url(explicit)
         return Path(explicit).expanduser()
     return Path(platformdirs.user_data_dir("tiny-agent")) / "sessions.db"
+
+
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def _not_a_url(location: str) -> None:
+    """A URL (``postgresql://user:pass@host/db``) is refused before it becomes a folder named after it;
+    the message leaves out its user, password and query."""
+    found = _URL.match(location.strip())
+    if found is None:
+        return
+    try:
+        parts = urlsplit(location.strip())
+        netloc = parts.hostname or ""
+        netloc += f":{parts.port}" if parts.port else ""
+    except ValueError:
+        parts, netloc = None, ""
+    shown = urlunsplit((found.group(1), netloc, parts.path if parts else "", "", ""))
+    raise ConfigError(
+        f"session store {shown} is a {found.group(1)} URL, and tiny-agent keeps sessions in a SQLite file only: "
+        f"give a file path with --store PATH or {STORE_ENV}"
+    )
 
 
 class SQLiteStore:
     """The default ``Store``: one SQLite file, safe for several processes on one host."""
 
     def __init__(self, path: str | Path | None = None, *, busy_timeout: float = BUSY_TIMEOUT_S) -> None:
+        if path is not None:
+            _not_a_url(str(path))
         self.path = Path(path).expanduser() if path is not None else default_store_path()
         self.location = str(self.path)
         self._writer = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -128,9 +157,29 @@ class SQLiteStore:
                 message = f"session store {self.path} is damaged ({text}); move it away or use --store"
             elif "readonly" in text:
                 message = f"session store {self.path} is read-only; choose another file with --store PATH"
+            elif self._disk_full(exc):
+                message = (
+                    f"session store {self.path}: {action} failed: the disk is full ({text}); free some space on "
+                    f"it, or choose a file on another disk with --store PATH"
+                )
             else:
                 message = f"session store {self.path}: {action} failed: {text}"
             raise StoreError(message) from exc
+
+    def _disk_full(self, exc: sqlite3.Error) -> bool:
+        """SQLite says SQLITE_FULL; or an I/O error (what a full disk often gives, in the WAL or its
+        shared memory) while the store's filesystem has no space left."""
+        code = getattr(exc, "sqlite_errorcode", None)
+        primary = code & 0xFF if isinstance(code, int) else None
+        if primary == sqlite3.SQLITE_FULL or "disk is full" in str(exc):
+            return True
+        if primary != sqlite3.SQLITE_IOERR and "disk I/O error" not in str(exc):
+            return False
+        try:
+            found = os.statvfs(self.path.parent)
+        except OSError:
+            return False
+        return found.f_bavail * found.f_frsize < FULL_BELOW
 
     @contextlib.contextmanager
     def _transaction(self, action: str) -> Iterator[sqlite3.Connection]:
@@ -188,9 +237,16 @@ class SQLiteStore:
             ).fetchall()
         return [_session(r) for r in rows]
 
-    def delete(self, session_id: str) -> None:
+    def delete(self, session_id: str, *, force: bool = False) -> None:
         with self._transaction("delete a session") as db:
             gone = self._info(db, session_id)
+            holder = self._live_writer(db, gone.id)
+            if holder is not None and not force:
+                host, pid = holder
+                raise SessionConflict(
+                    f"session {gone.id[:12]} is open in another tiny-agent (pid {pid} on {host}), which would lose "
+                    "what it writes next; close it there first, or remove it anyway with --force"
+                )
             children = db.execute("SELECT id, fork_seq FROM sessions WHERE parent_id = ?", (gone.id,)).fetchall()
             for child_id, child_fork in children:
                 # The child keeps its history: it points past the deleted session, and gets a copy of
@@ -246,7 +302,10 @@ class SQLiteStore:
             )
         return written
 
-    def entries(self, session_id: str, *, after: int = -1) -> list[Entry]:
+    def entries(self, session_id: str, *, after: int = -1, lenient: bool = False) -> list[Entry]:
+        return self._entries(session_id, after=after, lenient=lenient)
+
+    def _entries(self, session_id: str, *, after: int = -1, upto: int | None = None, lenient: bool) -> list[Entry]:
         with self._errors("read"):
             info = self._info(self._db, session_id)
             # The chain of (session, last seq it contributes): a fork's own entries start after fork_seq.
@@ -259,25 +318,37 @@ class SQLiteStore:
             out: list[Entry] = []
             low = after
             for sid, high in reversed(chain):
+                high = high if upto is None else min(high, upto)
                 rows = self._db.execute(
                     "SELECT kind, body, id, seq, at FROM entries WHERE session_id = ? AND seq > ? AND seq <= ?"
                     " ORDER BY seq",
                     (sid, low, high),
                 ).fetchall()
-                out.extend(Entry(kind, json.loads(body), eid, seq, at) for kind, body, eid, seq, at in rows)
+                for kind, body, eid, seq, at in rows:
+                    out.append(Entry(kind, self._body(info.id, seq, kind, body, lenient), eid, seq, at))
                 low = max(low, high)
         return out
 
+    def _body(self, session_id: str, seq: int, kind: str, text: str, lenient: bool) -> dict[str, Any]:
+        try:
+            body = json.loads(text)
+            reason = None if isinstance(body, dict) else f"its body is JSON but not an object: {text[:40]!r}"
+        except (json.JSONDecodeError, TypeError) as exc:
+            reason = f"its body is not valid JSON ({exc})"
+        if reason is None:
+            return body  # type: ignore[no-any-return]
+        if lenient:
+            return {UNREADABLE: reason}
+        raise UnreadableEntry(seq, kind, reason, store=self.location, session_id=session_id)
+
     # -- one writer per session ---------------------------------------------------------------
 
-    def acquire(self, session_id: str, *, force: bool = False) -> None:
+    def acquire(self, session_id: str, *, force: bool = False) -> str | None:
         with self._transaction("open a session") as db:
-            row = db.execute("SELECT writer, writer_seen_at FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if row is None:
-                raise SessionNotFound(f"no session {session_id!r} in {self.path}")
-            writer, seen = row
-            if writer and writer != self._writer and not force and _alive(writer, seen):
-                host, pid = writer.split(":")[:2]
+            self._info(db, session_id)
+            holder = self._live_writer(db, session_id)
+            if holder is not None and not force:
+                host, pid = holder
                 raise SessionConflict(
                     f"session {session_id[:12]} is open in another tiny-agent (pid {pid} on {host}); "
                     "close it there, fork it (tiny-agent sessions fork ID), or take it over with --force"
@@ -287,6 +358,7 @@ class SQLiteStore:
                 (self._writer, time.time(), session_id),
             )
         self._held.add(session_id)
+        return f"pid {holder[1]} on {holder[0]}" if holder is not None else None
 
     def release(self, session_id: str) -> None:
         self._held.discard(session_id)
@@ -313,6 +385,15 @@ class SQLiteStore:
             raise SessionNotFound(f"no session {session_id!r} in {self.path}")
         return _session(row)
 
+    def _live_writer(self, db: sqlite3.Connection, session_id: str) -> tuple[str, str] | None:
+        """(host, pid) of another process that holds the session open and may still be writing."""
+        row = db.execute("SELECT writer, writer_seen_at FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        writer, seen = row if row else (None, None)
+        if not writer or writer == self._writer or not _alive(writer, seen):
+            return None
+        host, pid = writer.split(":")[:2]
+        return host, pid
+
     def _call_totals(self, db: sqlite3.Connection, session_id: str, up_to: int) -> tuple[int, float | None]:
         calls, cost = 0, None
         for entry in self._entries_upto(session_id, up_to):
@@ -324,7 +405,7 @@ class SQLiteStore:
         return calls, cost
 
     def _entries_upto(self, session_id: str, up_to: int) -> list[Entry]:
-        return [e for e in self.entries(session_id) if e.seq <= up_to]
+        return self._entries(session_id, upto=up_to, lenient=False)
 
 
 def _session(row: Sequence[Any]) -> SessionInfo:
