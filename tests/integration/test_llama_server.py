@@ -258,7 +258,7 @@ def test_usage_is_normalised_to_the_whole_prompt(run: Run) -> None:
             assert usage.cache_read_tokens == raw["prompt_tokens_details"]["cached_tokens"]
         assert usage.cache_write_tokens is None  # llama.cpp does not report cache writes
         assert usage.uncached_input_tokens is not None and usage.uncached_input_tokens >= 0
-    assert run.provider.price(run.ctx.ledger.total) == 0.0
+    assert run.provider.profile.price(run.ctx.ledger.total) == 0.0
     ratio = run.ctx.ledger.cache_hit_ratio
     assert ratio is not None and 0 < ratio < 1
 
@@ -320,7 +320,7 @@ def test_context_window_is_server_n_ctx(llama_server: LlamaServer, wire: Wire) -
     props = httpx2.get(f"{llama_server.base_url}/props", headers=auth_headers(llama_server.api_key), timeout=5.0).json()
     n_ctx = props["default_generation_settings"]["n_ctx"]
     provider = LocalProvider(base_url=llama_server.base_url, api_key=llama_server.api_key, wire=wire)
-    assert provider.context_window() == n_ctx == CTX_SIZE
+    assert provider.profile.context_window == n_ctx == CTX_SIZE
     assert Context().context_window(provider) == CTX_SIZE
 
 
