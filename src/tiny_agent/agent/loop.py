@@ -11,18 +11,27 @@ import contextlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tiny_agent.agent.budget import Budget
 from tiny_agent.agent.control import CallFailed, CutTwice, Illegal, Repeating, StepLimit, StopReason, StopRun
+from tiny_agent.agent.events import (
+    CallEvent,
+    ClearEvent,
+    CompactionEvent,
+    CompactionFailedEvent,
+    Event,
+    RunResult,
+    ToolEvent,
+    TurnEvent,
+)
 from tiny_agent.agent.tools import Toolbox
-from tiny_agent.context.compaction import Compaction
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.context.entries import RunStop
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import CompactionError, ConfigError, IllegalRequestError, ProviderError, TinyAgentError
 from tiny_agent.providers.base import Provider
-from tiny_agent.types import ModelResponse, ProviderEvent, RetryNotice, TextDelta, ToolResultBlock, ToolUseBlock
+from tiny_agent.types import ModelResponse, ProviderEvent, ToolResultBlock, ToolUseBlock
 
 __all__ = [
     "CUT_CALL",
@@ -79,99 +88,6 @@ class AgentConfig:
             raise ConfigError(f"max_repeats must be at least 2, not {self.max_repeats}")
         if self.budget_usd is not None and not self.budget_usd > 0:
             raise ConfigError(f"the budget must be a positive number of dollars, not {self.budget_usd}")
-
-
-@dataclass(frozen=True)
-class TurnEvent:
-    """One model call finished."""
-
-    step: int
-    call: CallRecord
-    context_tokens: int
-    stop_reason: str
-
-
-@dataclass(frozen=True)
-class ToolEvent:
-    """One tool ran (or refused, or was not run)."""
-
-    step: int
-    call: ToolUseBlock
-    result: ToolResultBlock
-    seconds: float
-
-
-@dataclass(frozen=True)
-class CallEvent:
-    """A billed model call that is not a turn: each summary call of a compaction (one whose reply was
-    a tool call and was asked again, the transcript fallback), whether the compaction then succeeded
-    or failed. With ``TurnEvent``, every call the ledger records gets an event, so a line."""
-
-    number: int
-    """1 for the first call of this compaction, 2 for the next..."""
-    call: CallRecord
-
-
-@dataclass(frozen=True)
-class CompactionEvent:
-    """A compaction happened; its sizes before and after are on ``compaction``."""
-
-    compaction: Compaction
-    calls: tuple[CallRecord, ...] = ()
-    """The summary calls it made (each had its ``CallEvent`` before this), if the provider wrote it."""
-
-    @property
-    def call(self) -> CallRecord | None:
-        """The call whose reply became the summary."""
-        return self.calls[-1] if self.calls else None
-
-
-@dataclass(frozen=True)
-class CompactionFailedEvent:
-    error: CompactionError
-
-
-@dataclass(frozen=True)
-class ClearEvent:
-    """Old tool output was replaced by stubs (the log keeps it)."""
-
-    results: int
-    tokens_before: int
-    tokens_after: int
-
-
-Event = (
-    TurnEvent | CallEvent | ToolEvent | CompactionEvent | CompactionFailedEvent | ClearEvent | TextDelta | RetryNotice
-)
-
-
-@dataclass
-class RunResult:
-    """How a run ended."""
-
-    stop: StopReason
-    answer: str
-    steps: int
-    error: TinyAgentError | None = None
-    events: list[Event] = field(default_factory=list)
-    detail: str = ""
-    """More about the stop, for people (what the budget stood at, which calls were interrupted)."""
-
-    @property
-    def message(self) -> str:
-        """One line a person can read about why the run stopped."""
-        messages = {
-            "done": f"done in {self.steps} step(s)",
-            "step_limit": f"stopped: reached the step limit ({self.steps} steps); raise --max-steps to let it go on",
-            "repeating": f"stopped at step {self.steps}: the model kept repeating the same failing call",
-            "max_tokens": f"stopped at step {self.steps}: the reply was cut at the output limit; raise --max-tokens",
-            "refused": f"stopped at step {self.steps}: the model refused to answer",
-            "empty": f"stopped at step {self.steps}: the model returned an empty reply",
-            "budget": f"stopped before step {self.steps}: the budget is spent",
-            "interrupted": f"interrupted at step {self.steps}",
-        }
-        line = messages.get(self.stop) or f"stopped by {self.stop.replace('_', ' ')} at step {self.steps}: {self.error}"
-        return f"{line} ({self.detail})" if self.detail else line
 
 
 class Agent:
