@@ -17,6 +17,7 @@ from tiny_agent.agent.budget import Budget
 from tiny_agent.agent.tools import Toolbox
 from tiny_agent.context.compaction import Compaction
 from tiny_agent.context.engine import Context, ContextConfig
+from tiny_agent.context.log import new_entry
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import CompactionError, ConfigError, IllegalRequestError, ProviderError, TinyAgentError
 from tiny_agent.providers.base import Provider
@@ -201,13 +202,16 @@ class Agent:
         result = RunResult("step_limit", "", 0)
         try:
             self.context.add_user(task)
-            return self._loop(result)
+            self._loop(result)
         except KeyboardInterrupt:
             result.stop = "interrupted"
             waiting = self.context.close_interrupted(INTERRUPTED_BY_USER)
             if waiting:
                 result.detail = f"{len(waiting)} tool call(s) not run"
-            return result
+        # Every ending is on the record, so budget stops and the rest can be counted afterwards.
+        detail = result.detail or (str(result.error) if result.error else "")
+        self.context.append([new_entry("stop", reason=result.stop, steps=result.steps, detail=detail)])
+        return result
 
     def _loop(self, result: RunResult) -> RunResult:
         failures: list[str] = []

@@ -14,7 +14,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from tiny_agent.context.cache import fingerprint
+from tiny_agent.context.cache import fingerprint, shared_layers
 from tiny_agent.context.config import EMPTY_REPLY
 from tiny_agent.context.diagnosis import Before, diagnose, rules_for
 from tiny_agent.context.legality import drop_empty_text
@@ -22,7 +22,7 @@ from tiny_agent.context.log import new_entry
 from tiny_agent.context.state import State, render_prompt
 from tiny_agent.context.tokens import CallRecord, prompt_chars
 from tiny_agent.providers.base import Provider
-from tiny_agent.types import ModelResponse, OnProviderEvent, Prompt, TextBlock
+from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, TextBlock
 
 if TYPE_CHECKING:
     from tiny_agent.context.engine import Context
@@ -50,8 +50,20 @@ def call(
     chars = prompt_chars(prompt)
     server = str(getattr(provider, "cache_home", "") or "")
     extra = {"server": server} if server else {}
+    shared = None if before is None else shared_layers(before.fingerprint, prompt, _messages(before))[1]
     (opened,) = ctx.append(
-        [new_entry("call", purpose=purpose, model=provider.model, chars=chars, fingerprint=prints, **extra)]
+        [
+            new_entry(
+                "call",
+                purpose=purpose,
+                model=provider.model,
+                chars=chars,
+                fingerprint=prints,
+                changes=list(state.changes),
+                shared_messages=shared,
+                **extra,
+            )
+        ]
     )
     ctx.remember(prompt)
     started = time.monotonic()
@@ -105,6 +117,10 @@ def previous_request(ctx: Context) -> Before | None:
     return Before(
         answered, opened.model, opened.fingerprint, record.usage.input_tokens, prompt, state.changes, opened.server
     )
+
+
+def _messages(before: Before) -> tuple[Message, ...] | None:
+    return before.prompt.messages if before.prompt is not None else None
 
 
 def _log_estimate_error(ctx: Context, response: ModelResponse) -> None:

@@ -2,7 +2,7 @@
 
 Every fact the engine knows is an entry: user input, a model response, one tool result per call,
 a compaction marker, a clearing of old tool output, a call opened before a send and closed after
-it (usage, cost, time, the prefix fingerprint), a pin or config change, a note. Nothing is ever
+it (usage, cost, time, the prefix fingerprint), a pin or config change, a note, how a run stopped. Nothing is ever
 rewritten or deleted. The ``Context`` is a fold over the entries (``context.state``), so it is
 rebuilt exactly from a stored session; a fork is a session that shares a prefix of entries.
 
@@ -49,6 +49,7 @@ EntryKind = Literal[
     "pin",
     "config",
     "note",
+    "stop",
 ]
 ENTRY_KINDS: tuple[str, ...] = EntryKind.__args__  # type: ignore[attr-defined]
 BODY_VERSION = 1
