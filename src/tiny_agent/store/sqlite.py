@@ -17,7 +17,7 @@ import socket
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,9 @@ import platformdirs
 
 from tiny_agent.errors import SessionConflict, SessionNotFound, StoreError
 from tiny_agent.redaction import redact
-from tiny_agent.store.base import NewEntry, SessionInfo
+from tiny_agent.store import call_queries
+from tiny_agent.store.base import CallQuery, CallRow, CallTotals, EventRow, EventTotals, GroupKey, NewEntry, SessionInfo
+from tiny_agent.store.call_index import CallIndex, copy_rows
 from tiny_agent.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from tiny_agent.types import Entry
 
@@ -159,8 +161,9 @@ class SQLiteStore:
                 calls, cost = self._call_totals(db, source.id, fork_seq)
             db.execute(
                 "INSERT INTO sessions (id, created_at, updated_at, workspace, parent_id, fork_seq, head, title,"
-                " calls, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, now, now, workspace, parent_id, fork_seq, head, title, calls, cost),
+                " calls, cost_usd, provider) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                " (SELECT provider FROM sessions WHERE id = ?))",
+                (session_id, now, now, workspace, parent_id, fork_seq, head, title, calls, cost, parent_id),
             )
             return self._info(db, session_id)
 
@@ -201,11 +204,13 @@ class SQLiteStore:
                     " FROM entries WHERE session_id = ? AND seq > ? AND seq <= ?",
                     (child_id, gone.id, own_from, child_fork),
                 )
+                copy_rows(db, gone.id, child_id, own_from, child_fork)
                 new_fork = None if gone.parent_id is None else min(child_fork, own_from)
                 db.execute(
                     "UPDATE sessions SET parent_id = ?, fork_seq = ? WHERE id = ?", (gone.parent_id, new_fork, child_id)
                 )
-            db.execute("DELETE FROM entries WHERE session_id = ?", (gone.id,))
+            for table in ("calls", "events", "entries"):
+                db.execute(f"DELETE FROM {table} WHERE session_id = ?", (gone.id,))
             db.execute("DELETE FROM sessions WHERE id = ?", (gone.id,))
 
     # -- entries ------------------------------------------------------------------------------
@@ -224,6 +229,7 @@ class SQLiteStore:
                 )
             written: list[Entry] = []
             title, calls, cost = info.title, info.calls, info.cost_usd
+            index = CallIndex(db, session_id)
             for offset, (kind, body) in enumerate(entries):
                 entry = Entry(kind, body, uuid.uuid4().hex, expected_head + 1 + offset, now)
                 # Keys never reach the disk, even one a tool read or a server echoed into an entry.
@@ -233,6 +239,7 @@ class SQLiteStore:
                     (session_id, entry.seq, entry.id, kind, text, now),
                 )
                 written.append(entry)
+                index.add(kind, body, entry.seq, now)
                 title = title or _title(kind, body)
                 if kind == "call_done":
                     calls += 1
@@ -246,7 +253,8 @@ class SQLiteStore:
             )
         return written
 
-    def entries(self, session_id: str, *, after: int = -1) -> list[Entry]:
+    def entries(self, session_id: str, *, after: int = -1, kinds: Collection[str] | None = None) -> list[Entry]:
+        only = f" AND kind IN ({', '.join('?' * len(kinds))})" if kinds is not None else ""
         with self._errors("read"):
             info = self._info(self._db, session_id)
             # The chain of (session, last seq it contributes): a fork's own entries start after fork_seq.
@@ -260,13 +268,31 @@ class SQLiteStore:
             low = after
             for sid, high in reversed(chain):
                 rows = self._db.execute(
-                    "SELECT kind, body, id, seq, at FROM entries WHERE session_id = ? AND seq > ? AND seq <= ?"
+                    f"SELECT kind, body, id, seq, at FROM entries WHERE session_id = ? AND seq > ? AND seq <= ?{only}"
                     " ORDER BY seq",
-                    (sid, low, high),
+                    (sid, low, high, *(kinds or ())),
                 ).fetchall()
                 out.extend(Entry(kind, json.loads(body), eid, seq, at) for kind, body, eid, seq, at in rows)
                 low = max(low, high)
         return out
+
+    # -- the call index -----------------------------------------------------------------------
+
+    def calls(self, query: CallQuery) -> list[CallRow]:
+        with self._errors("read the calls"):
+            return call_queries.call_rows(self._db, query)
+
+    def call_totals(self, query: CallQuery, by: Sequence[GroupKey] = ()) -> list[CallTotals]:
+        with self._errors("sum the calls"):
+            return call_queries.call_totals(self._db, query, by)
+
+    def events(self, query: CallQuery) -> list[EventRow]:
+        with self._errors("read the events"):
+            return call_queries.event_rows(self._db, query)
+
+    def event_totals(self, query: CallQuery, by: Sequence[GroupKey] = ()) -> list[EventTotals]:
+        with self._errors("sum the events"):
+            return call_queries.event_totals(self._db, query, by)
 
     # -- one writer per session ---------------------------------------------------------------
 

@@ -1,0 +1,131 @@
+"""Reading the call index (``store.call_index``): rows for one session's story, sums for many.
+
+Sums are SQL ``GROUP BY``s over the index, so a look over the whole store reads each call's row
+once and never an entry body.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from tiny_agent.store.base import GROUP_KEYS, CallQuery, CallRow, CallTotals, EventRow, EventTotals, GroupKey
+from tiny_agent.store.call_index import EVENT_COLUMNS
+
+__all__ = ["call_rows", "call_totals", "event_rows", "event_totals"]
+
+_KEYS: dict[str, str] = {
+    "session": "session_id",
+    "day": "date(at, 'unixepoch', 'localtime')",
+    "model": "model",
+    "provider": "provider",
+    "workspace": "workspace",
+    "miss": "miss",
+}
+
+_ROW_COLUMNS = (
+    "session_id, seq, at, status, purpose, model, response_model, provider, workspace, input_tokens,"
+    " output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, seconds, stop_reason, miss, messages,"
+    " shared_messages, changes, tools_changed, system_changed, pins_changed, messages_changed, expected"
+)
+
+_SUMS = """
+    count(*), total(purpose = 'turn'), total(purpose <> 'turn'), total(status = 'failed'), total(status = 'open'),
+    total(status = 'done' AND input_tokens IS NULL),
+    total(input_tokens), total(output_tokens), total(cache_read_tokens), total(cache_write_tokens),
+    total(CASE WHEN cache_read_tokens IS NOT NULL THEN input_tokens END),
+    total(cost_usd), count(cost_usd),
+    total(CASE WHEN cost_usd IS NOT NULL THEN input_tokens END),
+    total(CASE WHEN cost_usd IS NOT NULL THEN output_tokens END),
+    total(seconds), count(miss), count(tools_changed),
+    total(tools_changed), total(system_changed), total(pins_changed), total(messages_changed),
+    total(messages_changed = 1 AND expected = 1),
+    total(CASE WHEN purpose <> 'turn' THEN cost_usd END),
+    total(instr(changes, 'compaction') > 0), total(CASE WHEN instr(changes, 'compaction') > 0 THEN cost_usd END),
+    total(instr(changes, 'clear') > 0), total(CASE WHEN instr(changes, 'clear') > 0 THEN cost_usd END),
+    min(at), max(at)
+"""
+_FLOAT_AT = {11, 15, 23, 25, 27}
+"""Indices of the dollar and second sums; the other sums are counts (``total`` answers floats)."""
+
+
+def _where(query: CallQuery, *, events: bool = False) -> tuple[str, list[Any]]:
+    parts: list[str] = []
+    args: list[Any] = []
+    if query.sessions:
+        parts.append(f"session_id IN ({', '.join('?' * len(query.sessions))})")
+        args.extend(query.sessions)
+    if query.since is not None:
+        parts.append("at >= ?")
+        args.append(query.since)
+    if query.until is not None:
+        parts.append("at < ?")
+        args.append(query.until)
+    if query.workspace is not None:
+        parts.append("workspace = ?")
+        args.append(query.workspace)
+    if query.model is not None:
+        parts.append("model = ?" if events else "(model = ? OR response_model = ?)")
+        args.extend([query.model] if events else [query.model, query.model])
+    return (" WHERE " + " AND ".join(parts)) if parts else "", args
+
+
+def _keys(by: Sequence[GroupKey], *, events: bool = False) -> list[str]:
+    unknown = [k for k in by if k not in GROUP_KEYS]
+    if unknown:
+        raise ValueError(f"cannot group by {unknown[0]!r}; choose from {', '.join(GROUP_KEYS)}")
+    return ["NULL" if events and k == "miss" else _KEYS[k] for k in by]
+
+
+def call_totals(db: sqlite3.Connection, query: CallQuery, by: Sequence[GroupKey] = ()) -> list[CallTotals]:
+    keys = _keys(by)
+    where, args = _where(query)
+    select = ", ".join([*keys, _SUMS])
+    group = f" GROUP BY {', '.join(keys)}" if keys else ""
+    rows = db.execute(f"SELECT {select} FROM calls{where}{group}", args).fetchall()
+    out: list[CallTotals] = []
+    for row in rows:
+        key, sums = tuple(row[: len(keys)]), row[len(keys) :]
+        if not sums[0]:
+            continue  # no key: one row of nothing when nothing matched
+        values = [v if i in _FLOAT_AT else int(v) for i, v in enumerate(sums[:-2])]
+        out.append(CallTotals(*(key, *values, *sums[-2:])))
+    return out
+
+
+def call_rows(db: sqlite3.Connection, query: CallQuery) -> list[CallRow]:
+    where, args = _where(query)
+    rows = db.execute(f"SELECT {_ROW_COLUMNS} FROM calls{where} ORDER BY session_id, seq", args).fetchall()
+    out = []
+    for row in rows:
+        *head, changes, tools, system, pins, messages, expected = row
+        flags = (("tools", tools), ("system", system), ("pins", pins), ("messages", messages))
+        listed = None if changes is None else tuple(c for c in changes.split(",") if c)
+        changed = tuple(name for name, flag in flags if flag)
+        out.append(CallRow(*(*head, listed, changed, bool(expected))))
+    return out
+
+
+def event_rows(db: sqlite3.Connection, query: CallQuery) -> list[EventRow]:
+    where, args = _where(query, events=True)
+    rows = db.execute(f"SELECT {EVENT_COLUMNS} FROM events{where} ORDER BY session_id, seq", args).fetchall()
+    return [EventRow(*row) for row in rows]
+
+
+def event_totals(db: sqlite3.Connection, query: CallQuery, by: Sequence[GroupKey] = ()) -> list[EventTotals]:
+    keys = _keys(by, events=True)
+    where, args = _where(query, events=True)
+    select = ", ".join(
+        [
+            *keys,
+            "kind",
+            "reason",
+            "count(*)",
+            "total(CASE WHEN tokens_after IS NOT NULL THEN tokens_before - tokens_after END)",
+        ]
+    )
+    group = ", ".join([*keys, "kind", "reason"])
+    rows = db.execute(f"SELECT {select} FROM events{where} GROUP BY {group}", args).fetchall()
+    n = len(keys)
+    return [EventTotals(tuple(r[:n]), r[n], r[n + 1], int(r[n + 2]), int(r[n + 3])) for r in rows]
