@@ -1,4 +1,4 @@
-"""Imports only go downwards: cli -> agent -> context -> providers/store -> types/errors."""
+"""Imports only go downwards: cli -> agent -> context/observe -> providers/store -> types/errors."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ RANK = {
     "providers": 1,
     "store": 1,
     "context": 2,
+    "observe": 2,
     "agent": 3,
     "cli": 4,
     "testing": 4,

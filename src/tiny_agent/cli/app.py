@@ -1,7 +1,7 @@
 """The ``tiny-agent`` command: parse flags, wire the library together, print. No logic of its own.
 
     tiny-agent "read README.md then tell me what it is about"     (the default command: run)
-    tiny-agent chat | sessions ... | local start|stop|status | lint FILE.json
+    tiny-agent chat | sessions ... | stats [ID...] | local start|stop|status | lint FILE.json
 
 A user's mistake is one line that says what to fix (exit 2), never a traceback.
 """
@@ -245,10 +245,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _register_commands() -> None:
-    from tiny_agent.cli import chat, lint, local, sessions
+    from tiny_agent.cli import chat, lint, local, sessions, stats
 
     app.add_command(chat.chat_command)
     app.add_command(sessions.sessions_group)
+    app.add_command(stats.stats_command)
     app.add_command(local.local_group)
     app.add_command(lint.lint_command)
 

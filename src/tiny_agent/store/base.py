@@ -180,6 +180,7 @@ class EventRow:
     """"compaction", "clear" or "stop"."""
     model: str | None
     """The model of the session's newest call at the time."""
+    provider: str | None
     workspace: str | None
     reason: str | None
     """A stop's reason ("done", "budget", "step_limit", ...)."""

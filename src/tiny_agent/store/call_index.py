@@ -26,7 +26,7 @@ CALL_COLUMNS = (
     " miss, provider_miss, tools, system, pins, chain, messages, shared_messages, changes,"
     " tools_changed, system_changed, pins_changed, messages_changed, expected"
 )
-EVENT_COLUMNS = "session_id, seq, at, kind, model, workspace, reason, count, tokens_before, tokens_after"
+EVENT_COLUMNS = "session_id, seq, at, kind, model, provider, workspace, reason, count, tokens_before, tokens_after"
 
 INDEXED_KINDS = frozenset({"call", "call_done", "call_failed", "compaction", "clear", "config", "stop"})
 """Entries the index reads; every other kind costs an append nothing."""
@@ -161,9 +161,9 @@ class CallIndex:
             count, reason = _int(body.get("steps")), _text(body.get("reason"))
         model = self._previous.model if self._previous else None
         self.db.execute(
-            f"INSERT OR REPLACE INTO events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT OR REPLACE INTO events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                self.session_id, seq, at, kind, model, self._workspace, reason, count,
+                self.session_id, seq, at, kind, model, self._provider, self._workspace, reason, count,
                 _int(body.get("tokens_before")), _int(body.get("tokens_after")),
             ),
         )  # fmt: skip

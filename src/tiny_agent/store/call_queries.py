@@ -75,7 +75,7 @@ def _keys(by: Sequence[GroupKey], *, events: bool = False) -> list[str]:
     unknown = [k for k in by if k not in GROUP_KEYS]
     if unknown:
         raise ValueError(f"cannot group by {unknown[0]!r}; choose from {', '.join(GROUP_KEYS)}")
-    return ["NULL" if events and k == "miss" else _KEYS[k] for k in by]
+    return ["NULL" if events and k == "miss" else _KEYS[k] for k in by]  # an event has no miss
 
 
 def call_totals(db: sqlite3.Connection, query: CallQuery, by: Sequence[GroupKey] = ()) -> list[CallTotals]:

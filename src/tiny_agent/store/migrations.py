@@ -119,6 +119,7 @@ def m003_call_index(db: sqlite3.Connection) -> None:
             at REAL NOT NULL,
             kind TEXT NOT NULL,
             model TEXT,
+            provider TEXT,
             workspace TEXT,
             reason TEXT,
             count INTEGER,
