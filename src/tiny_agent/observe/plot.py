@@ -11,12 +11,14 @@ shows can be checked against the call records.
 
 from __future__ import annotations
 
+import datetime
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from tiny_agent.context.config import DEFAULT_CONTEXT_WINDOW, ContextConfig
 from tiny_agent.observe.causes import miss_cause
@@ -31,6 +33,8 @@ SIZE = (1600, 900)
 """Pixels: readable on a laptop screen and in a README."""
 DPI = 100
 _MARKERS = "vX^sDP*o"
+MAX_DAYS = 400
+"""Past this span, only the days with calls are drawn."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,8 @@ class SessionSeries:
     clearings: tuple[float, ...]
     misses: tuple[tuple[int, str], ...]
     """(call number, cause) of each miss."""
+    summaries: tuple[int, ...] = ()
+    """Call numbers of the summary calls (the others are turns)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,7 @@ def session_series(store: Store, session_id: str, query: CallQuery | None = None
         tuple(compactions),
         tuple(clearings),
         tuple((i + 1, miss_cause(r.miss)) for i, r in enumerate(rows) if r.miss),
+        tuple(i + 1 for i, r in enumerate(rows) if r.purpose != "turn"),
     )
 
 
@@ -100,12 +107,16 @@ def plot_session(
     fig = _figure(size)
     top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [2, 1]})
     left = [i - 0.2 for i in x]
-    top.bar(left, s.cache_read, 0.4, label="input: cache read", color="#4c9f70")
-    top.bar(left, s.cache_write, 0.4, bottom=s.cache_read, label="input: cache write", color="#e0a33a")
+    hatch = ["//" if n in s.summaries else "" for n in x]
     under = [a + b for a, b in zip(s.cache_read, s.cache_write, strict=True)]
-    top.bar(left, s.uncached, 0.4, bottom=under, label="input: uncached", color="#c8553d")
-    top.bar([i + 0.2 for i in x], s.output, 0.4, label="output", color="#5b6c9e")
     heights = [a + b for a, b in zip(under, s.uncached, strict=True)]
+    for values, bottom_of, label, color in (
+        (s.cache_read, None, "input: cache read", "#4c9f70"),
+        (s.cache_write, s.cache_read, "input: cache write", "#e0a33a"),
+        (s.uncached, under, "input: uncached", "#c8553d"),
+    ):
+        top.bar(left, values, 0.4, bottom=bottom_of, label=label, color=color, hatch=hatch, edgecolor="white")
+    top.bar([i + 0.2 for i in x], s.output, 0.4, label="output", color="#5b6c9e")
     for marker, cause in zip(_MARKERS, sorted({c for _, c in s.misses}), strict=False):
         at = [n for n, c in s.misses if c == cause]
         top.scatter(at, [heights[n - 1] * 1.03 for n in at], marker=marker, s=70, color="black", zorder=5,
@@ -113,21 +124,22 @@ def plot_session(
     for kind, places, style in (("compaction", s.compactions, "--"), ("clearing", s.clearings, ":")):
         for i, place in enumerate(places):
             for axis in (top, bottom):
-                axis.axvline(
-                    place,
-                    color="#555555",
-                    linestyle=style,
-                    linewidth=1.2,
-                    label=kind if i == 0 and axis is top else None,
-                )
+                shown = kind if i == 0 and axis is top else None
+                axis.axvline(place, color="#555555", linestyle=style, linewidth=1.2, label=shown)
+    # Headroom above the tallest bar for the legend, so it never hides a call.
+    top.set_ylim(0, max([*heights, *s.output, 1]) * 1.5)
     top.set_ylabel("tokens per call")
     top.set_title(f"Session {session_id[:12]}: input of each call by class, output beside it, misses by cause")
     money = top.twinx()
     money.plot(x, s.cumulative_usd, color="black", linewidth=1.5, label="cumulative cost (right axis)")
     money.set_ylabel("cumulative cost (USD)")
+    money.set_ylim(0, max([*s.cumulative_usd, 0.0001]) * 1.5)
     handles, labels = top.get_legend_handles_labels()
     more, more_labels = money.get_legend_handles_labels()
-    top.legend(handles + more, labels + more_labels, loc="upper left", fontsize=9, ncol=2)
+    if s.summaries:
+        more.append(Patch(facecolor="white", edgecolor="#555555", hatch="//"))
+        more_labels.append("summary call (hatched)")
+    top.legend(handles + more, labels + more_labels, loc="upper left", fontsize=9, ncol=3)
     bottom.step(x, s.window, where="mid", color="#5b6c9e", label="window sent (input tokens)")
     bottom.step(x, s.threshold, where="mid", color="#c8553d", linestyle="--", label="compaction threshold")
     bottom.set_ylabel("tokens")
@@ -140,13 +152,19 @@ def plot_session(
 
 
 def daily_series(result: Stats) -> DailySeries:
-    days = sorted(result.groups) if result.by == "day" else []
-    figures = [result.groups[d] for d in days]
+    """Per day from the first to the last (days without a call show as 0 dollars and no hit rate)."""
+    found = sorted(result.groups) if result.by == "day" else []
+    days = found
+    if found:
+        first, last = datetime.date.fromisoformat(found[0]), datetime.date.fromisoformat(found[-1])
+        if (last - first).days < MAX_DAYS:
+            days = [(first + datetime.timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
+    figures = [result.groups.get(d) for d in days]
     return DailySeries(
         tuple(days),
-        tuple(f.cost_usd or 0.0 for f in figures),
-        tuple(f.hit_rate for f in figures),
-        tuple(f.calls for f in figures),
+        tuple((f.cost_usd or 0.0) if f else 0.0 for f in figures),
+        tuple(f.hit_rate if f else None for f in figures),
+        tuple(f.calls if f else 0 for f in figures),
     )
 
 
@@ -159,7 +177,8 @@ def plot_days(store: Store, result: Stats, path: str | Path, *, size: tuple[int,
     fig = _figure(size)
     top, bottom = fig.subplots(2, 1, sharex=True)
     x = list(range(len(s.days)))
-    top.bar(x, s.cost_usd, color="#5b6c9e", label="dollars paid")
+    top.bar(x, s.cost_usd, 0.6, color="#5b6c9e", label="dollars paid")
+    top.set_xlim(-0.75, max(len(x), 2) - 0.25)
     top.set_ylabel("USD per day")
     top.set_title(f"{len(result.sessions):,} sessions: dollars paid per day")
     top.legend(loc="upper left")
