@@ -68,8 +68,9 @@ class Figures:
     unknown_usage: int = 0
     input_tokens: int = 0
     """All input, cache reads and writes included."""
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    """None when no call reported them (llama.cpp reports no cache writes), never a made-up 0."""
     uncached_input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
@@ -217,8 +218,8 @@ class Sums:
             unanswered=int(v["open"]),
             unknown_usage=int(v["unknown_usage"]),
             input_tokens=int(v["input_tokens"]),
-            cache_read_tokens=int(v["cache_read_tokens"]),
-            cache_write_tokens=int(v["cache_write_tokens"]),
+            cache_read_tokens=int(v["cache_read_tokens"]) if v["reads_reported"] else None,
+            cache_write_tokens=int(v["cache_write_tokens"]) if v["writes_reported"] else None,
             uncached_input_tokens=int(v["input_tokens"] - v["cache_read_tokens"] - v["cache_write_tokens"]),
             output_tokens=int(v["output_tokens"]),
             cost_usd=float(v["cost_usd"]) if v["priced"] else None,

@@ -17,8 +17,8 @@ GROUP_ROWS = 30
 """Rows of a grouped table before the rest is summed up (``--json`` has them all)."""
 
 
-def _n(value: int) -> str:
-    return f"{value:,}"
+def _n(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
 
 
 def _usd(value: float | None) -> str:

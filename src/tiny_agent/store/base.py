@@ -143,6 +143,9 @@ class CallTotals:
     cache_write_tokens: int = 0
     read_known_input_tokens: int = 0
     """Input of the calls that reported their cache reads: the base of the hit rate."""
+    reads_reported: int = 0
+    writes_reported: int = 0
+    """Calls that reported their cache reads, their cache writes (llama.cpp reports no writes)."""
     cost_usd: float = 0.0
     priced: int = 0
     """Calls with a known cost."""

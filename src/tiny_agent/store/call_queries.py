@@ -35,6 +35,7 @@ _SUMS = """
     total(status = 'done' AND input_tokens IS NULL),
     total(input_tokens), total(output_tokens), total(cache_read_tokens), total(cache_write_tokens),
     total(CASE WHEN cache_read_tokens IS NOT NULL THEN input_tokens END),
+    count(cache_read_tokens), count(cache_write_tokens),
     total(cost_usd), count(cost_usd),
     total(CASE WHEN cost_usd IS NOT NULL THEN input_tokens END),
     total(CASE WHEN cost_usd IS NOT NULL THEN output_tokens END),
@@ -46,7 +47,7 @@ _SUMS = """
     total(instr(changes, 'clear') > 0), total(CASE WHEN instr(changes, 'clear') > 0 THEN cost_usd END),
     min(at), max(at)
 """
-_FLOAT_AT = {11, 15, 23, 25, 27}
+_FLOAT_AT = {13, 17, 25, 27, 29}
 """Indices of the dollar and second sums; the other sums are counts (``total`` answers floats)."""
 
 
