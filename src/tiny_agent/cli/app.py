@@ -52,6 +52,7 @@ Environment:
   TINY_AGENT_LLAMA_SERVER   the llama-server binary of the local provider
   LLAMA_API_KEY       the key of a llama-server given with --provider local --base-url
   TINY_AGENT_CACHE_MIN_TOKENS   per-model minimum cacheable prompt, e.g. claude-sonnet-4-6=2048
+  OTEL_EXPORTER_OTLP_ENDPOINT   send OpenTelemetry spans there (like --otel; needs the otel extra)
 
 \b
 Exit codes:
@@ -105,7 +106,7 @@ def run_command(ctx: click.Context, /, task: tuple[str, ...], **opts: Any) -> in
         runtime = open_runtime(ctx, opts, printer)
         try:
             _header(printer, runtime)
-            result = runtime.agent.run(text)
+            result = runtime.run(text)
             return _finish(printer, runtime, result, opts)
         finally:
             runtime.close()

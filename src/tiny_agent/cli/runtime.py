@@ -15,7 +15,8 @@ from typing import Any
 
 import click
 
-from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig
+from tiny_agent.agent import telemetry as otel
+from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, RunResult
 from tiny_agent.agent.tools import Toolbox
 from tiny_agent.agent.workspace import Workspace
 from tiny_agent.cli.options import SESSION_SETTINGS, given
@@ -52,6 +53,8 @@ class Runtime:
     stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     notes: list[str] = field(default_factory=list)
     """What the user should know before the first turn (a resumed session's interrupted calls, ...)."""
+    telemetry: otel.Telemetry | None = None
+    """Spans of each run, when OpenTelemetry export is on."""
 
     @property
     def context(self) -> Context:
@@ -65,6 +68,12 @@ class Runtime:
         self.session = session
         self.agent.context = session.context
         self.stack.callback(session.close)
+        if self.telemetry is not None:
+            self.telemetry.conversation_id = session.id
+
+    def run(self, task: str) -> RunResult:
+        """One run of the agent (in its own span when telemetry is on)."""
+        return self.telemetry.run(task) if self.telemetry is not None else self.agent.run(task)
 
     def close(self) -> None:
         self.stack.close()
@@ -153,7 +162,22 @@ def _open(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, stac
         pins=list(opts["pin"]),
         on_event=printer.event,
     )
-    return Runtime(agent, provider, workspace, session, store, stack, notes)
+    spans = _telemetry(agent, session, opts, printer)
+    if spans is not None:
+        stack.callback(spans.shutdown)  # runs before the store closes: every span is sent before exit
+    return Runtime(agent, provider, workspace, session, store, stack, notes, spans)
+
+
+def _telemetry(agent: Agent, session: Session | None, opts: dict[str, Any], printer: Printer) -> otel.Telemetry | None:
+    """OpenTelemetry export, when ``--otel`` or the standard endpoint variable asks for it."""
+    if not otel.wanted(bool(opts.get("otel"))):
+        return None
+    if not otel.available():
+        if opts.get("otel"):
+            raise ConfigError(otel.INSTALL_HINT)
+        printer.line(f"tiny-agent: {otel.ENDPOINT_ENV} is set, but no spans are sent: {otel.INSTALL_HINT}")
+        return None
+    return otel.Telemetry(agent, otel.otlp_tracer_provider(), conversation_id=session.id if session else None)
 
 
 def _resume(store: Store, opts: dict[str, Any], workspace: str, notes: list[str]) -> Session | None:
