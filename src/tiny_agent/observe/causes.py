@@ -3,6 +3,7 @@ system prompt kept changing (the character and both sides, as the per-turn miss 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -18,6 +19,7 @@ __all__ = ["SystemChange", "miss_cause", "system_changes"]
 _POSITION = re.compile(r" at character \d+$")
 
 
+@functools.lru_cache(maxsize=4096)
 def miss_cause(text: str) -> str:
     """The category of a diagnosed miss: its words up to the first detail.
 

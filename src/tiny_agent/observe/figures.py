@@ -1,13 +1,14 @@
 """The figures of a look back, as values: one ``Figures`` per session, per group and in all.
 
-Sums come from the store's call index (``Store.call_totals``); what caching saved is priced here, once
-per model, never once per call: each model's per-token input and output prices, applied to the
-summed input and output of its priced calls, against what those calls cost.
+Sums come from the store's call index (``Store.call_totals``). What caching saved is priced once per
+model, never once per call: each model's per-token input and output prices (``unit_prices``) go into
+the store's sum, which prices every priced call's input and output uncached, against what it cost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import operator
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -19,7 +20,7 @@ from tiny_agent.providers.registry import PROFILES
 from tiny_agent.store.base import CallTotals
 from tiny_agent.types import Usage
 
-__all__ = ["LAYERS", "Figures", "LayerFigures", "MissCause", "Prices", "Sums"]
+__all__ = ["LAYERS", "Figures", "LayerFigures", "MissCause", "Sums", "unit_prices"]
 
 LAYERS = ("tools", "system", "pins", "messages")
 """The prefix layers, in cache order."""
@@ -99,7 +100,7 @@ class Figures:
     last_at: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("miss_causes", "layers")}
+        out = {name: getattr(self, name) for name in _PLAIN}
         out["stops"] = dict(self.stops)
         out["miss_causes"] = {cause: m.count for cause, m in self.miss_causes.items()}
         out["miss_examples"] = {cause: m.example for cause, m in self.miss_causes.items()}
@@ -107,17 +108,17 @@ class Figures:
         return out
 
 
-class Prices:
-    """Per-token input and output prices by (provider, model), looked up once each."""
+_PLAIN = [f.name for f in fields(Figures) if f.name not in ("miss_causes", "layers")]
 
-    def __init__(self) -> None:
-        self._known: dict[tuple[str | None, str], tuple[float, float] | None] = {}
 
-    def uncached(self, provider: str | None, model: str, input_tokens: int, output_tokens: int) -> float | None:
-        if (provider, model) not in self._known:
-            self._known[(provider, model)] = _unit_prices(provider, model)
-        unit = self._known[(provider, model)]
-        return None if unit is None else unit[0] * input_tokens + unit[1] * output_tokens
+def unit_prices(models: Iterable[tuple[str | None, str]]) -> dict[tuple[str | None, str], tuple[float, float]]:
+    """Per-token input and output prices of each (provider, model) that has one, looked up once each."""
+    found = {}
+    for provider, model in models:
+        unit = _unit_prices(provider, model)
+        if unit is not None:
+            found[(provider, model)] = unit
+    return found
 
 
 def _unit_prices(provider: str | None, model: str) -> tuple[float, float] | None:
@@ -139,14 +140,16 @@ def _unit_prices(provider: str | None, model: str) -> tuple[float, float] | None
     return per_input / 1000, per_output / 1000
 
 
-_SUMMED = [f.name for f in fields(CallTotals) if f.name not in ("key", "first_at", "last_at")]
+_SUMMED = [f.name for f in fields(CallTotals) if f.name not in ("key", "first_at", "last_at", "workspace")]
+_ROW = operator.attrgetter(*_SUMMED)
+_AT = {name: i for i, name in enumerate(_SUMMED)}
 
 
 class Sums:
     """Call and event totals added up, then turned into ``Figures``."""
 
     def __init__(self) -> None:
-        self.values: dict[str, float] = dict.fromkeys(_SUMMED, 0)
+        self.values: list[float] = [0] * len(_SUMMED)
         self.first_at: float | None = None
         self.last_at: float | None = None
         self.saved = 0.0
@@ -155,22 +158,21 @@ class Sums:
         self.tokens_saved = 0
         self.misses: dict[str, int] = {}
 
-    def add_calls(self, totals: CallTotals, prices: Prices, provider: str | None, model: str) -> None:
-        for name in _SUMMED:
-            self.values[name] += getattr(totals, name)
+    def value(self, name: str) -> float:
+        return self.values[_AT[name]]
+
+    def add_calls(self, totals: CallTotals) -> None:
+        self.values = [a + b for a, b in zip(self.values, _ROW(totals), strict=True)]
         if totals.first_at is not None:
             self.first_at = totals.first_at if self.first_at is None else min(self.first_at, totals.first_at)
         if totals.last_at is not None:
             self.last_at = totals.last_at if self.last_at is None else max(self.last_at, totals.last_at)
-        if totals.priced:
-            uncached = prices.uncached(provider, model, totals.priced_input_tokens, totals.priced_output_tokens)
-            if uncached is not None:
-                self.saved += uncached - totals.cost_usd
-                self.saved_known = True
+        if totals.uncached_priced:
+            self.saved += totals.uncached_usd - totals.uncached_cost_usd
+            self.saved_known = True
 
     def merge(self, other: Sums) -> None:
-        for name in _SUMMED:
-            self.values[name] += other.values[name]
+        self.values = [a + b for a, b in zip(self.values, other.values, strict=True)]
         for at in (other.first_at, other.last_at):
             if at is not None:
                 self.first_at = at if self.first_at is None else min(self.first_at, at)
@@ -183,6 +185,10 @@ class Sums:
         for text, count in other.misses.items():
             self.add_miss(text, count)
 
+    @property
+    def has_stops(self) -> bool:
+        return any(kind == "stop" for kind, _ in self.events)
+
     def add_event(self, kind: str, reason: str | None, count: int, tokens_saved: int) -> None:
         self.events[(kind, reason)] = self.events.get((kind, reason), 0) + count
         if kind == "compaction":
@@ -193,6 +199,8 @@ class Sums:
 
     def causes(self) -> dict[str, MissCause]:
         """The misses by cause, most frequent first; each cause's example is its most frequent text."""
+        if not self.misses:
+            return {}
         grouped: dict[str, list[tuple[int, str]]] = {}
         for text, count in self.misses.items():
             grouped.setdefault(miss_cause(text), []).append((count, text))
@@ -200,8 +208,8 @@ class Sums:
         return {cause: MissCause(sum(c for c, _ in found), max(found)[1]) for cause, found in ranked}
 
     def figures(self, where: tuple[tuple[SystemChange, ...], int] = ((), 0)) -> Figures:
-        v = self.values
-        stops = {reason or "?": n for (kind, reason), n in sorted(self.events.items(), key=str) if kind == "stop"}
+        v = dict(zip(_SUMMED, self.values, strict=True))
+        stops = {reason or "?": n for (kind, reason), n in self.events.items() if kind == "stop"}
         compared = int(v["compared"])
         layers = {
             "tools": LayerFigures(int(v["tools_changed"]), compared),
@@ -227,11 +235,11 @@ class Sums:
             saved_usd=self.saved if self.saved_known else None,
             hit_rate=v["cache_read_tokens"] / read_base if read_base else None,
             seconds=float(v["seconds"]),
-            compactions=sum(n for (kind, _), n in self.events.items() if kind == "compaction"),
+            compactions=sum(n for (kind, _), n in self.events.items() if kind == "compaction") if self.events else 0,
             compaction_tokens_saved=self.tokens_saved,
             summary_cost_usd=float(v["summary_cost_usd"]),
             after_compaction_cost_usd=float(v["after_compaction_cost_usd"]),
-            clearings=sum(n for (kind, _), n in self.events.items() if kind == "clear"),
+            clearings=sum(n for (kind, _), n in self.events.items() if kind == "clear") if self.events else 0,
             after_clear_cost_usd=float(v["after_clear_cost_usd"]),
             runs=sum(stops.values()),
             stops=stops,

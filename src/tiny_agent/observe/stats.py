@@ -15,15 +15,15 @@ from __future__ import annotations
 import datetime
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.observe.causes import system_changes
-from tiny_agent.observe.figures import Figures, Prices, Sums
-from tiny_agent.store.base import CallQuery, GroupKey, Store
+from tiny_agent.observe.figures import Figures, Sums, unit_prices
+from tiny_agent.store.base import CallQuery, GroupKey, Store, UnitPrices
 
 __all__ = ["BY", "Stats", "parse_when", "stats"]
 
@@ -93,50 +93,87 @@ def stats(
     sessions = tuple(dict.fromkeys(store.get(i).id for i in ids))
     folder = str(Path(workspace).expanduser().resolve()) if workspace is not None else None
     query = CallQuery(sessions, start, end, folder, model)
-    prices = Prices()
+    prices = unit_prices(store.models(query))
 
-    per = _sums(store, query, "session", prices)
-    workspaces = {t.key[0]: t.key[1] for t in store.call_totals(query, by=["session", "workspace"]) if t.key[0]}
+    workspaces: dict[str, str | None] = {}
+    per, by_key = _sums(store, query, by, prices, workspaces)
     total = Sums()
     for session_sums in per.values():
         total.merge(session_sums)
     changed = sorted(
-        (s for s in per.items() if s[1].values["system_changed"]), key=lambda s: -s[1].values["system_changed"]
+        (s for s in per.items() if s[1].value("system_changed")), key=lambda s: -s[1].value("system_changed")
     )
     where = system_changes(store, (sid for sid, _ in changed), query) if changed else ((), 0)
-    groups: dict[str, Figures] = {}
+    per_session = _Figures(per)
+    groups: Mapping[str, Figures] = {}
     if by == "session":
-        groups = {sid: s.figures() for sid, s in per.items()}
+        groups = per_session
     elif by is not None:
-        groups = {key: s.figures() for key, s in _sums(store, query, by, prices).items()}
-    without_runs = sum(1 for s in per.values() if s.values["calls"] and not any(k == "stop" for k, _ in s.events))
+        groups = _Figures(by_key)
+    without_runs = sum(1 for s in per.values() if s.value("calls") and not s.has_stops)
     return Stats(
         store.location,
         query,
         by,
         total.figures(where),
-        {sid: s.figures() for sid, s in per.items()},
+        per_session,
         workspaces,
         groups,
         without_runs,
     )
 
 
-def _sums(store: Store, query: CallQuery, key: GroupKey, prices: Prices) -> dict[str, Sums]:
-    """Sums by one key: calls (per provider and model, to price what caching saved), misses, events."""
-    out: dict[str, Sums] = {}
+def _sums(
+    store: Store, query: CallQuery, by: GroupKey | None, prices: UnitPrices, workspaces: dict[str, str | None]
+) -> tuple[dict[str, Sums], dict[str, Sums]]:
+    """Sums per session and per ``by`` key: calls (with what they would have cost uncached), misses
+    and events, each read in one pass grouped by (session, key) and folded both ways here."""
+    keys: list[GroupKey] = ["session"] if by in (None, "session") else ["session", by]
+    sessions: dict[str, Sums] = {}
+    groups: dict[str, Sums] = {}
 
-    def at(value: str | None) -> Sums:
-        return out.setdefault(value or "?", Sums())
+    def at(table: dict[str, Sums], value: str | None) -> Sums:
+        found = table.get(value or "?")
+        if found is None:
+            found = table[value or "?"] = Sums()
+        return found
 
-    for totals in store.call_totals(query, by=[key, "provider", "model"]):
-        at(totals.key[0]).add_calls(totals, prices, totals.key[1], str(totals.key[2] or ""))
-    for totals in store.call_totals(query, by=[key, "miss"]):
-        if totals.key[1] is not None:
-            at(totals.key[0]).add_miss(totals.key[1], totals.calls)
-    for events in store.event_totals(query, by=[key]):
-        at(events.key[0]).add_event(events.kind, events.reason, events.count, events.tokens_saved)
-    return out
+    two = len(keys) == 2
+    for totals in store.call_totals(query, by=keys, prices=prices):
+        at(sessions, totals.key[0]).add_calls(totals)
+        workspaces[totals.key[0] or "?"] = totals.workspace
+        if two:
+            at(groups, totals.key[1]).add_calls(totals)
+    for group, text, count in store.miss_counts(query, by=keys):
+        at(sessions, group[0]).add_miss(text, count)
+        if two:
+            at(groups, group[1]).add_miss(text, count)
+    for events in store.event_totals(query, by=keys):
+        at(sessions, events.key[0]).add_event(events.kind, events.reason, events.count, events.tokens_saved)
+        if two:
+            at(groups, events.key[1]).add_event(events.kind, events.reason, events.count, events.tokens_saved)
+    return sessions, groups
+
+
+class _Figures(Mapping[str, Figures]):
+    """Figures by key, each made from its sums when first read: a text report over ten thousand
+    sessions reads the few it shows, ``--json`` reads them all."""
+
+    def __init__(self, sums: dict[str, Sums]) -> None:
+        self._sums = sums
+        self._made: dict[str, Figures] = {}
+
+    def __getitem__(self, key: str) -> Figures:
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = self._sums[key].figures()
+        return made
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sums)
+
+    def __len__(self) -> int:
+        return len(self._sums)
 
 
 def parse_when(value: When, name: str = "since", *, end: bool = False) -> float | None:

@@ -31,6 +31,7 @@ __all__ = [
     "NewEntry",
     "SessionInfo",
     "Store",
+    "UnitPrices",
 ]
 
 NewEntry = tuple[str, Mapping[str, Any]]
@@ -149,9 +150,12 @@ class CallTotals:
     cost_usd: float = 0.0
     priced: int = 0
     """Calls with a known cost."""
-    priced_input_tokens: int = 0
-    priced_output_tokens: int = 0
-    """Input and output of the priced calls: what they would have cost uncached is priced on these."""
+    uncached_usd: float = 0.0
+    """What the priced calls whose model has a unit price (``prices``) would have cost with nothing cached."""
+    uncached_cost_usd: float = 0.0
+    """What those same calls cost: caching saved ``uncached_usd - uncached_cost_usd``."""
+    uncached_priced: int = 0
+    """How many calls that is."""
     seconds: float = 0.0
     misses: int = 0
     compared: int = 0
@@ -170,6 +174,12 @@ class CallTotals:
     after_clear_cost_usd: float = 0.0
     first_at: float | None = None
     last_at: float | None = None
+    workspace: str | None = None
+    """The group's workspace (one of them, when a group spans several)."""
+
+
+UnitPrices = Mapping[tuple[str | None, str], tuple[float, float]]
+"""Dollars per input token and per output token, by (provider, model)."""
 
 
 @dataclass(frozen=True)
@@ -248,9 +258,22 @@ class Store(Protocol):
         """The calls that match ``query``, by session then seq."""
         ...
 
-    def call_totals(self, query: CallQuery, by: Sequence[GroupKey] = ()) -> list[CallTotals]:
+    def call_totals(
+        self, query: CallQuery, by: Sequence[GroupKey] = (), *, prices: UnitPrices | None = None
+    ) -> list[CallTotals]:
         """Sums over the calls that match ``query``, one row per distinct value of the ``by`` keys
-        (one row in all without keys; none when nothing matches). Summed where the data is."""
+        (one row in all without keys; none when nothing matches). Summed where the data is. With
+        ``prices``, also what the priced calls would have cost uncached (``uncached_usd``)."""
+        ...
+
+    def models(self, query: CallQuery) -> list[tuple[str | None, str]]:
+        """The distinct (provider, model) pairs of the calls that match ``query``."""
+        ...
+
+    def miss_counts(
+        self, query: CallQuery, by: Sequence[GroupKey] = ()
+    ) -> list[tuple[tuple[str | None, ...], str, int]]:
+        """How many matching calls missed with each diagnosed cause text, per distinct value of ``by``."""
         ...
 
     def events(self, query: CallQuery) -> list[EventRow]:

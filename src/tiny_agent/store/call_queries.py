@@ -10,10 +10,19 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from tiny_agent.store.base import GROUP_KEYS, CallQuery, CallRow, CallTotals, EventRow, EventTotals, GroupKey
+from tiny_agent.store.base import (
+    GROUP_KEYS,
+    CallQuery,
+    CallRow,
+    CallTotals,
+    EventRow,
+    EventTotals,
+    GroupKey,
+    UnitPrices,
+)
 from tiny_agent.store.call_index import EVENT_COLUMNS
 
-__all__ = ["call_rows", "call_totals", "event_rows", "event_totals"]
+__all__ = ["call_rows", "call_totals", "event_rows", "event_totals", "miss_counts", "models"]
 
 _KEYS: dict[str, str] = {
     "session": "session_id",
@@ -36,18 +45,16 @@ _SUMS = """
     total(input_tokens), total(output_tokens), total(cache_read_tokens), total(cache_write_tokens),
     total(CASE WHEN cache_read_tokens IS NOT NULL THEN input_tokens END),
     count(cache_read_tokens), count(cache_write_tokens),
-    total(cost_usd), count(cost_usd),
-    total(CASE WHEN cost_usd IS NOT NULL THEN input_tokens END),
-    total(CASE WHEN cost_usd IS NOT NULL THEN output_tokens END),
+    total(cost_usd), count(cost_usd), {uncached},
     total(seconds), count(miss), count(tools_changed),
     total(tools_changed), total(system_changed), total(pins_changed), total(messages_changed),
     total(messages_changed = 1 AND expected = 1),
     total(CASE WHEN purpose <> 'turn' THEN cost_usd END),
     total(instr(changes, 'compaction') > 0), total(CASE WHEN instr(changes, 'compaction') > 0 THEN cost_usd END),
     total(instr(changes, 'clear') > 0), total(CASE WHEN instr(changes, 'clear') > 0 THEN cost_usd END),
-    min(at), max(at)
+    min(at), max(at), max(workspace)
 """
-_FLOAT_AT = {13, 17, 25, 27, 29}
+_FLOAT_AT = {13, 15, 16, 18, 26, 28, 30}
 """Indices of the dollar and second sums; the other sums are counts (``total`` answers floats)."""
 
 
@@ -79,20 +86,60 @@ def _keys(by: Sequence[GroupKey], *, events: bool = False) -> list[str]:
     return ["NULL" if events and k == "miss" else _KEYS[k] for k in by]  # an event has no miss
 
 
-def call_totals(db: sqlite3.Connection, query: CallQuery, by: Sequence[GroupKey] = ()) -> list[CallTotals]:
+def call_totals(
+    db: sqlite3.Connection, query: CallQuery, by: Sequence[GroupKey] = (), prices: UnitPrices | None = None
+) -> list[CallTotals]:
     keys = _keys(by)
     where, args = _where(query)
-    select = ", ".join([*keys, _SUMS])
+    uncached, price_args = _uncached(prices or {})
+    select = ", ".join([*keys, _SUMS.format(uncached=uncached)])
+    # By session alone the primary key's order serves the grouping: no sort of every row.
     group = f" GROUP BY {', '.join(keys)}" if keys else ""
-    rows = db.execute(f"SELECT {select} FROM calls{where}{group}", args).fetchall()
+    rows = db.execute(f"SELECT {select} FROM calls{where}{group}", [*price_args, *args]).fetchall()
     out: list[CallTotals] = []
     for row in rows:
         key, sums = tuple(row[: len(keys)]), row[len(keys) :]
         if not sums[0]:
             continue  # no key: one row of nothing when nothing matched
-        values = [v if i in _FLOAT_AT else int(v) for i, v in enumerate(sums[:-2])]
-        out.append(CallTotals(*(key, *values, *sums[-2:])))
+        values = [v if i in _FLOAT_AT else int(v) for i, v in enumerate(sums[:-3])]
+        out.append(CallTotals(*(key, *values, *sums[-3:])))
     return out
+
+
+def _uncached(prices: UnitPrices) -> tuple[str, list[Any]]:
+    """The three sums behind what caching saved (uncached price, real cost, calls), each model's unit
+    prices inlined: one pass over the rows, however many models."""
+    if not prices:
+        return "0.0, 0.0, 0", []
+    unknown = "WHEN cost_usd IS NULL OR input_tokens IS NULL OR output_tokens IS NULL THEN NULL"
+    which = "WHEN provider IS ? AND model = ?"
+    price = " ".join(f"{which} THEN input_tokens * ? + output_tokens * ?" for _ in prices)
+    cost = " ".join(f"{which} THEN cost_usd" for _ in prices)
+    count = " ".join(f"{which} THEN 1" for _ in prices)
+    sql = f"total(CASE {unknown} {price} END), total(CASE {unknown} {cost} END), count(CASE {unknown} {count} END)"
+    args: list[Any] = []
+    for (provider, model), (per_in, per_out) in prices.items():
+        args += [provider, model, per_in, per_out]
+    pairs = [x for (provider, model) in prices for x in (provider, model)]
+    return sql, [*args, *pairs, *pairs]
+
+
+def models(db: sqlite3.Connection, query: CallQuery) -> list[tuple[str | None, str]]:
+    where, args = _where(query)
+    return [(r[0], r[1]) for r in db.execute(f"SELECT DISTINCT provider, model FROM calls{where}", args)]
+
+
+def miss_counts(
+    db: sqlite3.Connection, query: CallQuery, by: Sequence[GroupKey] = ()
+) -> list[tuple[tuple[str | None, ...], str, int]]:
+    keys = _keys(by)
+    where, args = _where(query)
+    where = f"{where} AND miss IS NOT NULL" if where else " WHERE miss IS NOT NULL"
+    select = ", ".join([*keys, "miss", "count(*)"])
+    group = ", ".join([*keys, "miss"])
+    rows = db.execute(f"SELECT {select} FROM calls{where} GROUP BY {group}", args).fetchall()
+    n = len(keys)
+    return [(tuple(r[:n]), r[n], int(r[n + 1])) for r in rows]
 
 
 def call_rows(db: sqlite3.Connection, query: CallQuery) -> list[CallRow]:

@@ -26,7 +26,17 @@ import platformdirs
 from tiny_agent.errors import SessionConflict, SessionNotFound, StoreError
 from tiny_agent.redaction import redact
 from tiny_agent.store import call_queries
-from tiny_agent.store.base import CallQuery, CallRow, CallTotals, EventRow, EventTotals, GroupKey, NewEntry, SessionInfo
+from tiny_agent.store.base import (
+    CallQuery,
+    CallRow,
+    CallTotals,
+    EventRow,
+    EventTotals,
+    GroupKey,
+    NewEntry,
+    SessionInfo,
+    UnitPrices,
+)
 from tiny_agent.store.call_index import CallIndex, copy_rows
 from tiny_agent.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from tiny_agent.types import Entry
@@ -282,9 +292,21 @@ class SQLiteStore:
         with self._errors("read the calls"):
             return call_queries.call_rows(self._db, query)
 
-    def call_totals(self, query: CallQuery, by: Sequence[GroupKey] = ()) -> list[CallTotals]:
+    def call_totals(
+        self, query: CallQuery, by: Sequence[GroupKey] = (), *, prices: UnitPrices | None = None
+    ) -> list[CallTotals]:
         with self._errors("sum the calls"):
-            return call_queries.call_totals(self._db, query, by)
+            return call_queries.call_totals(self._db, query, by, prices)
+
+    def models(self, query: CallQuery) -> list[tuple[str | None, str]]:
+        with self._errors("list the models"):
+            return call_queries.models(self._db, query)
+
+    def miss_counts(
+        self, query: CallQuery, by: Sequence[GroupKey] = ()
+    ) -> list[tuple[tuple[str | None, ...], str, int]]:
+        with self._errors("count the misses"):
+            return call_queries.miss_counts(self._db, query, by)
 
     def events(self, query: CallQuery) -> list[EventRow]:
         with self._errors("read the events"):
