@@ -59,7 +59,9 @@ def test_the_figures_agree_with_what_the_fake_billed(tmp_path: Path, wire: str) 
     assert total.saved_usd is not None and close(total.saved_usd, uncached - sum(b.call.usd for b in bills))
     assert total.hit_rate == pytest.approx(total.cache_read_tokens / total.input_tokens)
     assert total.runs == 3 and total.stops == {"done": 3} and total.budget_stops == 0
+    as_json = result.to_dict()  # made straight from the sums, before any session's figures are read
     for session_id, route in ((first, "one"), (second, "two")):
+        assert as_json["sessions"][session_id] == {"workspace": str(tmp_path), **result.sessions[session_id].to_dict()}
         figures = result.sessions[session_id]
         assert figures.calls == len(fake.bills(route))
         assert close(figures.cost_usd or 0.0, sum(b.call.usd for b in fake.bills(route)))

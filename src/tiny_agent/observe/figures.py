@@ -208,45 +208,61 @@ class Sums:
         return {cause: MissCause(sum(c for c, _ in found), max(found)[1]) for cause, found in ranked}
 
     def figures(self, where: tuple[tuple[SystemChange, ...], int] = ((), 0)) -> Figures:
+        return Figures(**self._plain(), miss_causes=self.causes(), layers=self._layers(where))
+
+    def to_dict(self, where: tuple[tuple[SystemChange, ...], int] = ((), 0)) -> dict[str, Any]:
+        """``self.figures(where).to_dict()``, without making the figures (``--json`` over many sessions)."""
+        out = self._plain()
+        causes = self.causes()
+        out["miss_causes"] = {cause: m.count for cause, m in causes.items()}
+        out["miss_examples"] = {cause: m.example for cause, m in causes.items()}
+        out["layers"] = {name: layer.to_dict() for name, layer in self._layers(where).items()}
+        return out
+
+    def _layers(self, where: tuple[tuple[SystemChange, ...], int]) -> dict[str, LayerFigures]:
+        v = self.values
+        compared = int(v[_AT["compared"]])
+        return {
+            "tools": LayerFigures(int(v[_AT["tools_changed"]]), compared),
+            "system": LayerFigures(int(v[_AT["system_changed"]]), compared, where=where[0], examined=where[1]),
+            "pins": LayerFigures(int(v[_AT["pins_changed"]]), compared),
+            "messages": LayerFigures(
+                int(v[_AT["messages_changed"]]), compared, expected=int(v[_AT["messages_expected"]])
+            ),
+        }
+
+    def _plain(self) -> dict[str, Any]:
+        """Every field of ``Figures`` but the miss causes and the layers, in field order."""
         v = dict(zip(_SUMMED, self.values, strict=True))
         stops = {reason or "?": n for (kind, reason), n in self.events.items() if kind == "stop"}
-        compared = int(v["compared"])
-        layers = {
-            "tools": LayerFigures(int(v["tools_changed"]), compared),
-            "system": LayerFigures(int(v["system_changed"]), compared, where=where[0], examined=where[1]),
-            "pins": LayerFigures(int(v["pins_changed"]), compared),
-            "messages": LayerFigures(int(v["messages_changed"]), compared, expected=int(v["messages_expected"])),
-        }
         read_base = int(v["read_known_input_tokens"])
-        return Figures(
-            calls=int(v["calls"]),
-            turns=int(v["turns"]),
-            summaries=int(v["summaries"]),
-            failed=int(v["failed"]),
-            unanswered=int(v["open"]),
-            unknown_usage=int(v["unknown_usage"]),
-            input_tokens=int(v["input_tokens"]),
-            cache_read_tokens=int(v["cache_read_tokens"]) if v["reads_reported"] else None,
-            cache_write_tokens=int(v["cache_write_tokens"]) if v["writes_reported"] else None,
-            uncached_input_tokens=int(v["input_tokens"] - v["cache_read_tokens"] - v["cache_write_tokens"]),
-            output_tokens=int(v["output_tokens"]),
-            cost_usd=float(v["cost_usd"]) if v["priced"] else None,
-            unpriced=int(v["calls"] - v["priced"]),
-            saved_usd=self.saved if self.saved_known else None,
-            hit_rate=v["cache_read_tokens"] / read_base if read_base else None,
-            seconds=float(v["seconds"]),
-            compactions=sum(n for (kind, _), n in self.events.items() if kind == "compaction") if self.events else 0,
-            compaction_tokens_saved=self.tokens_saved,
-            summary_cost_usd=float(v["summary_cost_usd"]),
-            after_compaction_cost_usd=float(v["after_compaction_cost_usd"]),
-            clearings=sum(n for (kind, _), n in self.events.items() if kind == "clear") if self.events else 0,
-            after_clear_cost_usd=float(v["after_clear_cost_usd"]),
-            runs=sum(stops.values()),
-            stops=stops,
-            budget_stops=stops.get("budget", 0),
-            misses=int(v["misses"]),
-            miss_causes=self.causes(),
-            layers=layers,
-            first_at=self.first_at,
-            last_at=self.last_at,
-        )
+        return {
+            "calls": int(v["calls"]),
+            "turns": int(v["turns"]),
+            "summaries": int(v["summaries"]),
+            "failed": int(v["failed"]),
+            "unanswered": int(v["open"]),
+            "unknown_usage": int(v["unknown_usage"]),
+            "input_tokens": int(v["input_tokens"]),
+            "cache_read_tokens": int(v["cache_read_tokens"]) if v["reads_reported"] else None,
+            "cache_write_tokens": int(v["cache_write_tokens"]) if v["writes_reported"] else None,
+            "uncached_input_tokens": int(v["input_tokens"] - v["cache_read_tokens"] - v["cache_write_tokens"]),
+            "output_tokens": int(v["output_tokens"]),
+            "cost_usd": float(v["cost_usd"]) if v["priced"] else None,
+            "unpriced": int(v["calls"] - v["priced"]),
+            "saved_usd": self.saved if self.saved_known else None,
+            "hit_rate": v["cache_read_tokens"] / read_base if read_base else None,
+            "seconds": float(v["seconds"]),
+            "compactions": sum(n for (kind, _), n in self.events.items() if kind == "compaction"),
+            "compaction_tokens_saved": self.tokens_saved,
+            "summary_cost_usd": float(v["summary_cost_usd"]),
+            "after_compaction_cost_usd": float(v["after_compaction_cost_usd"]),
+            "clearings": sum(n for (kind, _), n in self.events.items() if kind == "clear"),
+            "after_clear_cost_usd": float(v["after_clear_cost_usd"]),
+            "runs": sum(stops.values()),
+            "stops": stops,
+            "budget_stops": stops.get("budget", 0),
+            "misses": int(v["misses"]),
+            "first_at": self.first_at,
+            "last_at": self.last_at,
+        }
