@@ -12,10 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from genai_prices import data_snapshot
-
 from tiny_agent.observe.causes import SystemChange, miss_cause
-from tiny_agent.providers.pricing import price_usd
 from tiny_agent.providers.registry import PROFILES
 from tiny_agent.store.base import CallTotals
 from tiny_agent.types import Usage
@@ -122,6 +119,11 @@ def unit_prices(models: Iterable[tuple[str | None, str]]) -> dict[tuple[str | No
 
 
 def _unit_prices(provider: str | None, model: str) -> tuple[float, float] | None:
+    # genai-prices takes a tenth of a second to import: only a look back that prices anything needs it.
+    from genai_prices import data_snapshot
+
+    from tiny_agent.providers.pricing import price_usd
+
     if provider is not None and provider in PROFILES:
         pricing_id = PROFILES[provider].pricing_provider_id
     elif provider is None:
