@@ -165,3 +165,23 @@ def test_rows_are_plain_values(store: SQLiteStore) -> None:
     chat(store, 1)
     (row,) = store.calls(CallQuery())
     assert dataclasses.asdict(row)["purpose"] == "turn"
+
+
+def test_a_clearing_is_an_event_and_the_next_call_is_counted_after_it(store: SQLiteStore) -> None:
+    from tiny_agent.context.log import new_entry
+
+    session = Session.start(store, workspace="/w", system="You are terse.", settings={"provider": "anthropic"})
+    ctx = session.context
+    provider = ScriptedProvider([reply(f"answer {i}", i) for i in range(3)], model="claude-sonnet-4-6")
+    for i in range(3):
+        if i == 2:
+            ctx.append([new_entry("clear", stubs={"toolu_1": "[cleared]", "toolu_2": "[cleared]"})])
+        ctx.add_user(f"question {i}")
+        ctx.complete(provider)
+    session.close()
+    rows = store.calls(CallQuery(sessions=(session.id,)))
+    assert [r.changes for r in rows] == [(), (), ("clear",)] and rows[2].expected
+    (event,) = store.events(CallQuery(sessions=(session.id,)))
+    assert (event.kind, event.count, event.provider) == ("clear", 2, "anthropic")
+    (totals,) = store.call_totals(CallQuery(sessions=(session.id,)))
+    assert totals.after_clear == 1 and rows[2].cost_usd is None and totals.after_clear_cost_usd == 0, "unpriced"

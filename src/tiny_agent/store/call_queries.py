@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from tiny_agent.store.base import (
@@ -22,7 +23,7 @@ from tiny_agent.store.base import (
 )
 from tiny_agent.store.call_index import EVENT_COLUMNS
 
-__all__ = ["call_rows", "call_totals", "event_rows", "event_totals", "miss_counts", "models"]
+__all__ = ["CallIndexReads", "call_rows", "call_totals", "event_rows", "event_totals", "miss_counts", "models"]
 
 _KEYS: dict[str, str] = {
     "session": "session_id",
@@ -177,3 +178,41 @@ def event_totals(db: sqlite3.Connection, query: CallQuery, by: Sequence[GroupKey
     rows = db.execute(f"SELECT {select} FROM events{where} GROUP BY {group}", args).fetchall()
     n = len(keys)
     return [EventTotals(tuple(r[:n]), r[n], r[n + 1], int(r[n + 2]), int(r[n + 3])) for r in rows]
+
+
+class CallIndexReads:
+    """The ``Store`` methods that read the call index, for a store on one SQLite connection
+    (``SQLiteStore``): every SQLite failure becomes the store's one-line ``StoreError``."""
+
+    _db: sqlite3.Connection
+
+    def _errors(self, action: str) -> AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def calls(self, query: CallQuery) -> list[CallRow]:
+        with self._errors("read the calls"):
+            return call_rows(self._db, query)
+
+    def call_totals(
+        self, query: CallQuery, by: Sequence[GroupKey] = (), *, prices: UnitPrices | None = None
+    ) -> list[CallTotals]:
+        with self._errors("sum the calls"):
+            return call_totals(self._db, query, by, prices)
+
+    def models(self, query: CallQuery) -> list[tuple[str | None, str]]:
+        with self._errors("list the models"):
+            return models(self._db, query)
+
+    def miss_counts(
+        self, query: CallQuery, by: Sequence[GroupKey] = ()
+    ) -> list[tuple[tuple[str | None, ...], str, int]]:
+        with self._errors("count the misses"):
+            return miss_counts(self._db, query, by)
+
+    def events(self, query: CallQuery) -> list[EventRow]:
+        with self._errors("read the events"):
+            return event_rows(self._db, query)
+
+    def event_totals(self, query: CallQuery, by: Sequence[GroupKey] = ()) -> list[EventTotals]:
+        with self._errors("sum the events"):
+            return event_totals(self._db, query, by)

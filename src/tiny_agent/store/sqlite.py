@@ -25,19 +25,9 @@ import platformdirs
 
 from tiny_agent.errors import SessionConflict, SessionNotFound, StoreError
 from tiny_agent.redaction import redact
-from tiny_agent.store import call_queries
-from tiny_agent.store.base import (
-    CallQuery,
-    CallRow,
-    CallTotals,
-    EventRow,
-    EventTotals,
-    GroupKey,
-    NewEntry,
-    SessionInfo,
-    UnitPrices,
-)
+from tiny_agent.store.base import NewEntry, SessionInfo
 from tiny_agent.store.call_index import CallIndex, copy_rows
+from tiny_agent.store.call_queries import CallIndexReads
 from tiny_agent.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from tiny_agent.types import Entry
 
@@ -61,7 +51,7 @@ def default_store_path(env: Mapping[str, str] = os.environ) -> Path:
     return Path(platformdirs.user_data_dir("tiny-agent")) / "sessions.db"
 
 
-class SQLiteStore:
+class SQLiteStore(CallIndexReads):
     """The default ``Store``: one SQLite file, safe for several processes on one host."""
 
     def __init__(self, path: str | Path | None = None, *, busy_timeout: float = BUSY_TIMEOUT_S) -> None:
@@ -285,36 +275,6 @@ class SQLiteStore:
                 out.extend(Entry(kind, json.loads(body), eid, seq, at) for kind, body, eid, seq, at in rows)
                 low = max(low, high)
         return out
-
-    # -- the call index -----------------------------------------------------------------------
-
-    def calls(self, query: CallQuery) -> list[CallRow]:
-        with self._errors("read the calls"):
-            return call_queries.call_rows(self._db, query)
-
-    def call_totals(
-        self, query: CallQuery, by: Sequence[GroupKey] = (), *, prices: UnitPrices | None = None
-    ) -> list[CallTotals]:
-        with self._errors("sum the calls"):
-            return call_queries.call_totals(self._db, query, by, prices)
-
-    def models(self, query: CallQuery) -> list[tuple[str | None, str]]:
-        with self._errors("list the models"):
-            return call_queries.models(self._db, query)
-
-    def miss_counts(
-        self, query: CallQuery, by: Sequence[GroupKey] = ()
-    ) -> list[tuple[tuple[str | None, ...], str, int]]:
-        with self._errors("count the misses"):
-            return call_queries.miss_counts(self._db, query, by)
-
-    def events(self, query: CallQuery) -> list[EventRow]:
-        with self._errors("read the events"):
-            return call_queries.event_rows(self._db, query)
-
-    def event_totals(self, query: CallQuery, by: Sequence[GroupKey] = ()) -> list[EventTotals]:
-        with self._errors("sum the events"):
-            return call_queries.event_totals(self._db, query, by)
 
     # -- one writer per session ---------------------------------------------------------------
 
