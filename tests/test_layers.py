@@ -1,4 +1,4 @@
-"""Imports only go downwards (cli -> agent -> context -> providers/store -> types/errors), and no
+"""Imports only go downwards (cli -> agent -> context/observe -> providers/store -> types/errors), and no
 module imports itself around a cycle (``TYPE_CHECKING`` and in-function imports included)."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ RANK = {
     "providers": 1,
     "store": 1,
     "context": 2,
+    "observe": 2,
     "agent": 3,
     "cli": 4,
     "testing": 4,

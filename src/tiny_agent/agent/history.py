@@ -1,17 +1,21 @@
 """A stored session read back for a person: its turns, tool runs, per-call lines and compactions,
-in the order they happened (``tiny-agent sessions show``)."""
+in the order they happened (``tiny-agent sessions show``). Each call's line also says which prefix
+layers changed from the call before (and, for the system prompt, where)."""
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from tiny_agent.agent.loop import CallEvent, CompactionEvent, ToolEvent, TurnEvent
 from tiny_agent.agent.report import format_event
 from tiny_agent.context.compaction import Compaction
+from tiny_agent.context.diagnosis import first_difference
 from tiny_agent.context.entries import (
     CallDone,
     CallFailed,
+    CallOpened,
     Clearing,
     CompactionMark,
     ConfigChange,
@@ -28,6 +32,7 @@ from tiny_agent.context.entries import (
 from tiny_agent.context.entry_codec import decode
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import UnreadableEntry
+from tiny_agent.observe.causes import excerpt
 from tiny_agent.types import Entry, TextBlock, ToolUseBlock
 
 __all__ = ["history_lines"]
@@ -56,6 +61,7 @@ class _Reader:
         self.step = 0
         self.summary_calls: list[CallRecord] = []
         """The calls of the compaction under way: each has its line, the compaction their total."""
+        self.layers = _Layers()
 
     def lines(self, entry: Entry, value: TypedEntry) -> Iterator[str]:
         seq = entry.seq
@@ -73,14 +79,18 @@ class _Reader:
             case ToolResult(block=result):
                 call = self.calls.get(result.tool_use_id) or ToolUseBlock(result.tool_use_id, "tool", {})
                 yield format_event(ToolEvent(self.step, call, result, 0.0))
-            case CallDone(record=record):
+            case CallOpened():
+                self.layers.call(seq, value)
+            case CallDone(call=call, record=record):
+                note = self.layers.note(call, record.miss)
                 if record.purpose == "turn":
                     self.summary_calls = []  # a compaction that failed before this turn: its calls had their lines
                     self.step += 1
-                    yield format_event(TurnEvent(self.step, record, 0, record.stop_reason or ""))
+                    line = format_event(TurnEvent(self.step, record, 0, record.stop_reason or ""))
                 else:
                     self.summary_calls.append(record)
-                    yield format_event(CallEvent(len(self.summary_calls), record))
+                    line = format_event(CallEvent(len(self.summary_calls), record))
+                yield line[:-1] + note + "]" if note and line.endswith("]") else line
             case CallFailed(error=error):
                 yield f"#{seq} [call failed: {error}]"
             case CompactionMark():
@@ -94,6 +104,7 @@ class _Reader:
             case PinChange(add=add, remove=remove):
                 yield f"#{seq} [pin {'added' if add is not None else 'removed'}: {add or remove}]"
             case ConfigChange(settings=settings) | RunSettings(settings=settings):
+                self.layers.config(settings)
                 shown = {k: v for k, v in settings.items() if k not in ("tools", "system")}
                 if shown:
                     yield f"#{seq} [settings: {', '.join(f'{k}={v}' for k, v in shown.items())}]"
@@ -101,5 +112,42 @@ class _Reader:
                     yield f"#{seq} [system prompt set: {len(str(settings['system']))} characters]"
             case Note(text=text):
                 yield f"#{seq} [note: {text}]"
-            case RunStop(reason=reason, detail=detail) if reason != "done":
-                yield f"#{seq} [run stopped: {reason}{f' ({detail})' if detail else ''}]"
+            case RunStop(reason=reason, steps=steps, detail=detail):
+                yield f"#{seq} [run ended: {reason} after {steps} step(s){f' ({detail})' if detail else ''}]"
+
+
+class _Layers:
+    """Which prefix layers each call changed from the call before, from the calls' fingerprints."""
+
+    def __init__(self) -> None:
+        self.system = ""
+        self.previous: tuple[Mapping[str, Any], str] | None = None
+        self.notes: dict[int, tuple[list[str], str]] = {}
+
+    def config(self, settings: Mapping[str, Any]) -> None:
+        if "system" in settings:
+            self.system = str(settings["system"])
+
+    def call(self, seq: int, opened: CallOpened) -> None:
+        prints = opened.fingerprint
+        changed: list[str] = []
+        where = ""
+        if self.previous is not None and prints:
+            before, old_system = self.previous
+            changed = [k for k in ("tools", "system", "pins") if before.get(k) and before.get(k) != prints.get(k)]
+            shared, count = opened.shared_messages, before.get("messages")
+            if isinstance(shared, int) and isinstance(count, int) and shared < count:
+                changed.append("messages")
+            if "system" in changed and old_system != self.system:
+                at = first_difference(old_system, self.system)
+                where = f" at character {at}: now {excerpt(self.system, at)}, was {excerpt(old_system, at)}"
+        self.notes[seq] = (changed, where)
+        self.previous = (prints, self.system)
+
+    def note(self, seq: int, miss: str | None) -> str:
+        changed, where = self.notes.get(seq, ([], ""))
+        if not changed:
+            return ""
+        # The miss cause already quotes where the system prompt changed: said once is enough.
+        detail = where if where and not (miss or "").startswith("system prompt changed") else ""
+        return f" · changed: {', '.join(changed)}{detail}"

@@ -186,7 +186,8 @@ class Agent:
 
     def _record_stop(self, result: RunResult) -> None:
         with contextlib.suppress(TinyAgentError):  # the store failed: the run's own error says so
-            self.context.append([RunStop(result.stop, result.steps, result.detail)])
+            detail = result.detail or (str(result.error) if result.error else "")
+            self.context.append([RunStop(result.stop, result.steps, detail)])
 
     def _answer(self, result: RunResult, response: ModelResponse) -> None:
         result.answer = response.message.text

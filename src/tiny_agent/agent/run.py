@@ -21,7 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, Event
+from tiny_agent.agent import telemetry as otel
+from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, Event, RunResult
 from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, compose_system, looks_volatile
 from tiny_agent.agent.tools import Toolbox
 from tiny_agent.agent.workspace import Workspace
@@ -55,6 +56,12 @@ class Run:
     hints: list[str] = field(default_factory=list)
     """Less pressing remarks (a quiet run leaves them out)."""
     stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    telemetry: otel.Telemetry | None = None
+    """Spans of each run, when OpenTelemetry export is on."""
+
+    def run(self, task: str) -> RunResult:
+        """One run of the agent on ``task`` (in its own span when telemetry is on)."""
+        return self.telemetry.run(task) if self.telemetry is not None else self.agent.run(task)
 
     @property
     def context(self) -> Context:
@@ -75,6 +82,7 @@ class Run:
         agent: AgentConfig | None = None,
         on_event: Callable[[Event], None] | None = None,
         provider_options: Mapping[str, Any] | None = None,
+        otel: bool = False,
         env: Mapping[str, str] = os.environ,
     ) -> Run:
         """Open a run on a new session, or on one to go on with (``resume``: an id or a unique prefix;
@@ -84,6 +92,7 @@ class Run:
         from the session, else the defaults. ``system`` replaces the system prompt; ``append_system``
         adds to it (replacing what an earlier ``append_system`` of the session added).
         ``provider_options`` go to the adapter (``timeout``, ``max_retries``...; not remembered).
+        ``otel`` (or ``OTEL_EXPORTER_OTLP_ENDPOINT`` in ``env``) exports OpenTelemetry spans of each run.
         """
         stack = contextlib.ExitStack()
         try:
@@ -101,6 +110,7 @@ class Run:
                 agent or AgentConfig(),
                 on_event,
                 dict(provider_options or {}),
+                otel,
                 env,
             )
         except BaseException:
@@ -115,6 +125,8 @@ class Run:
         self.session = session
         self.agent.context = session.context
         self.stack.callback(session.close)
+        if self.telemetry is not None:
+            self.telemetry.conversation_id = session.id
 
     def close(self) -> None:
         self.stack.close()
@@ -140,6 +152,7 @@ def _open(
     agent_config: AgentConfig,
     on_event: Callable[[Event], None] | None,
     provider_options: dict[str, Any],
+    export_spans: bool,
     env: Mapping[str, str],
 ) -> Run:
     here = str(Path(given.workspace or ".").resolve())
@@ -203,7 +216,24 @@ def _open(
         # One tool result may take about a quarter of a small window (~3 characters a token).
         workspace.max_output_chars = min(workspace.max_output_chars, context.context_window(provider) * 3 // 4)
     agent = Agent(provider, toolbox, config=agent_config, context=context, pins=list(pins), on_event=on_event)
-    return Run(agent, provider, workspace, session, store, notes, hints, stack)
+    spans = _telemetry(agent, session, export_spans, env, notes)
+    if spans is not None:
+        stack.callback(spans.shutdown)  # every span is sent before the process ends
+    return Run(agent, provider, workspace, session, store, notes, hints, stack, spans)
+
+
+def _telemetry(
+    agent: Agent, session: Session | None, flag: bool, env: Mapping[str, str], notes: list[str]
+) -> otel.Telemetry | None:
+    """OpenTelemetry export, when ``flag`` or the standard endpoint variable asks for it."""
+    if not otel.wanted(flag, env):
+        return None
+    if not otel.available():
+        if flag:
+            raise ConfigError(otel.INSTALL_HINT)
+        notes.append(f"{otel.ENDPOINT_ENV} is set, but no spans are sent: {otel.INSTALL_HINT}")
+        return None
+    return otel.Telemetry(agent, otel.otlp_tracer_provider(), conversation_id=session.id if session else None)
 
 
 def _session(

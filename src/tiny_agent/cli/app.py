@@ -1,7 +1,7 @@
 """The ``tiny-agent`` command: parse flags, wire the library together, print. No logic of its own.
 
     tiny-agent "read README.md then tell me what it is about"     (the default command: run)
-    tiny-agent chat | sessions ... | replay ID | local start|stop|status | lint FILE.json
+    tiny-agent chat | sessions ... | stats [ID...] | replay ID | local start|stop|status | lint FILE.json
 
 A user's mistake is one line that says what to fix (exit 2), never a traceback.
 """
@@ -52,6 +52,7 @@ Environment:
   TINY_AGENT_LLAMA_SERVER   the llama-server binary of the local provider
   LLAMA_API_KEY       the key of a llama-server given with --provider local --base-url
   TINY_AGENT_CACHE_MIN_TOKENS   per-model minimum cacheable prompt, e.g. claude-sonnet-4-6=2048
+  OTEL_EXPORTER_OTLP_ENDPOINT   send OpenTelemetry spans there (like --otel; needs the otel extra)
 
 \b
 Exit codes:
@@ -105,7 +106,7 @@ def run_command(ctx: click.Context, /, task: tuple[str, ...], **opts: Any) -> in
         runtime = open_runtime(ctx, opts, printer)
         try:
             _header(printer, runtime)
-            result = runtime.agent.run(text)
+            result = runtime.run(text)
             return _finish(printer, runtime, result, opts)
         finally:
             runtime.close()
@@ -246,11 +247,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _register_commands() -> None:
-    from tiny_agent.cli import chat, lint, local, replay, sessions
+    from tiny_agent.cli import chat, lint, local, replay, sessions, stats
 
     app.add_command(chat.chat_command)
     app.add_command(replay.replay_command)
     app.add_command(sessions.sessions_group)
+    app.add_command(stats.stats_command)
     app.add_command(local.local_group)
     app.add_command(lint.lint_command)
 

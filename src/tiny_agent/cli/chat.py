@@ -103,7 +103,7 @@ def _converse(runtime: Runtime, printer: Printer, read: Callable[[], str]) -> No
                 # the log then holds the failed call and no compaction, and the chat goes on.
                 printer.line(f"({text.split()[0]} interrupted; the conversation is as it was)")
             continue
-        result = runtime.agent.run(text)
+        result = runtime.run(text)
         printer.answer(result.answer)
         if result.stop == "interrupted":
             printer.line(f"(turn interrupted{'; ' + result.detail if result.detail else ''}; the conversation is kept)")

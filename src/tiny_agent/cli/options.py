@@ -206,4 +206,9 @@ agent_options = _stack(
         "--json", "as_json", is_flag=True, help="Print one JSON object: answer, stop reason, steps, tokens, cost."
     ),
     click.option("--no-stream", is_flag=True, help="Print the answer when it is complete instead of as it arrives."),
+    click.option(
+        "--otel",
+        is_flag=True,
+        help="Export OpenTelemetry spans over OTLP/HTTP (on by itself when OTEL_EXPORTER_OTLP_ENDPOINT is set).",
+    ),
 )

@@ -45,6 +45,7 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
             agent=AgentConfig(max_steps=opts["max_steps"], stream=printer.stream, budget_usd=opts["budget_usd"]),
             on_event=printer.event,
             provider_options={k: opts.get(k) for k in PROVIDER_FLAGS},
+            otel=bool(opts.get("otel")),
         )
     except BaseException:
         if store is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import sys
@@ -17,7 +18,9 @@ from tiny_agent.context.export import export_lines
 from tiny_agent.context.session import Session
 from tiny_agent.context.state import State
 from tiny_agent.errors import ConfigError, UnreadableEntry
-from tiny_agent.store.base import UNREADABLE, SessionInfo
+from tiny_agent.observe.report import format_figures
+from tiny_agent.observe.stats import stats
+from tiny_agent.store.base import UNREADABLE, CallQuery, SessionInfo
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.types import Entry
 
@@ -69,23 +72,37 @@ def list_command(workspace: str | None, limit: int, store: str | None, as_json: 
 @store_option
 @json_option
 def show_command(session_id: str, store: str | None, as_json: bool) -> int:
-    """The turns of a session with their per-turn lines and compactions."""
+    """The turns of a session with their per-call lines, layer changes and compactions, then its figures."""
     with SQLiteStore(store) as opened:
         info = opened.get(session_id)
         entries = opened.entries(info.id, lenient=True)
+        calls = opened.calls(CallQuery(sessions=(info.id,)))
+        figures = stats(opened, [info.id])
+        location = opened.location
     unreadable: list[UnreadableEntry] = []
     if as_json:
         list(history_lines(entries, unreadable))
         bad = {exc.seq: exc.reason for exc in unreadable}
-        rows = [_json_row(e, bad.get(e.seq)) for e in entries]
-        click.echo(json.dumps({"session": info.to_dict(), "entries": rows}, ensure_ascii=False))
+        payload = {
+            "session": info.to_dict(),
+            "entries": [_json_row(e, bad.get(e.seq)) for e in entries],
+            "calls": [dataclasses.asdict(c) for c in calls],
+            "stats": figures.total.to_dict() if figures.total.calls else None,
+        }
+        click.echo(json.dumps(payload, ensure_ascii=False))
     else:
         click.echo(_row(info))
         click.echo(f"workspace {info.workspace} · {info.head + 1} entries")
         for line in history_lines(entries, unreadable):
             click.echo(line)
+        if figures.total.calls:
+            click.echo(
+                "\nthis session's own calls (tiny-agent stats ID; a fork's inherited calls count in its parent):"
+            )
+            for line in format_figures(figures.total):
+                click.echo(line)
     if unreadable:
-        raise unreadable[0].located(opened.location, info.id)
+        raise unreadable[0].located(location, info.id)
     return 0
 
 

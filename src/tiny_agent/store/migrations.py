@@ -11,6 +11,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from tiny_agent.store.call_index import backfill
+
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
 
 
@@ -66,5 +68,73 @@ def m002_listing_columns(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX sessions_by_update ON sessions (updated_at)")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_sessions_and_entries, m002_listing_columns]
+def m003_call_index(db: sqlite3.Connection) -> None:
+    """An index of model calls and window events, so looking back never parses entry bodies
+    (``store.call_index``); filled from the entries already stored."""
+    db.execute("ALTER TABLE sessions ADD COLUMN provider TEXT")
+    db.execute(
+        """
+        CREATE TABLE calls (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            seq INTEGER NOT NULL,
+            at REAL NOT NULL,
+            done_at REAL,
+            status TEXT NOT NULL,
+            purpose TEXT NOT NULL,
+            model TEXT NOT NULL,
+            response_model TEXT,
+            provider TEXT,
+            workspace TEXT,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            cache_read_tokens INTEGER,
+            cache_write_tokens INTEGER,
+            cost_usd REAL,
+            seconds REAL,
+            stop_reason TEXT,
+            miss TEXT,
+            provider_miss TEXT,
+            tools TEXT,
+            system TEXT,
+            pins TEXT,
+            chain TEXT,
+            messages INTEGER,
+            shared_messages INTEGER,
+            changes TEXT,
+            tools_changed INTEGER,
+            system_changed INTEGER,
+            pins_changed INTEGER,
+            messages_changed INTEGER,
+            expected INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (session_id, seq)
+        )
+        """
+    )
+    db.execute("CREATE INDEX calls_by_time ON calls (at)")
+    db.execute(
+        """
+        CREATE TABLE events (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            seq INTEGER NOT NULL,
+            at REAL NOT NULL,
+            kind TEXT NOT NULL,
+            model TEXT,
+            provider TEXT,
+            workspace TEXT,
+            reason TEXT,
+            count INTEGER,
+            tokens_before INTEGER,
+            tokens_after INTEGER,
+            PRIMARY KEY (session_id, seq)
+        )
+        """
+    )
+    backfill(db)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    m001_sessions_and_entries,
+    m002_listing_columns,
+    m003_call_index,
+]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -18,7 +18,7 @@ import socket
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -28,6 +28,8 @@ import platformdirs
 from tiny_agent.errors import ConfigError, SessionConflict, SessionNotFound, StoreError, UnreadableEntry
 from tiny_agent.redaction import redact
 from tiny_agent.store.base import UNREADABLE, NewEntry, SessionInfo
+from tiny_agent.store.call_index import CallIndex, copy_rows
+from tiny_agent.store.call_queries import CallIndexReads
 from tiny_agent.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from tiny_agent.types import Entry
 
@@ -76,7 +78,7 @@ def _not_a_url(location: str) -> None:
     )
 
 
-class SQLiteStore:
+class SQLiteStore(CallIndexReads):
     """The default ``Store``: one SQLite file, safe for several processes on one host."""
 
     def __init__(self, path: str | Path | None = None, *, busy_timeout: float = BUSY_TIMEOUT_S) -> None:
@@ -208,8 +210,9 @@ class SQLiteStore:
                 calls, cost = self._call_totals(db, source.id, fork_seq)
             db.execute(
                 "INSERT INTO sessions (id, created_at, updated_at, workspace, parent_id, fork_seq, head, title,"
-                " calls, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, now, now, workspace, parent_id, fork_seq, head, title, calls, cost),
+                " calls, cost_usd, provider) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                " (SELECT provider FROM sessions WHERE id = ?))",
+                (session_id, now, now, workspace, parent_id, fork_seq, head, title, calls, cost, parent_id),
             )
             return self._info(db, session_id)
 
@@ -257,11 +260,13 @@ class SQLiteStore:
                     " FROM entries WHERE session_id = ? AND seq > ? AND seq <= ?",
                     (child_id, gone.id, own_from, child_fork),
                 )
+                copy_rows(db, gone.id, child_id, own_from, child_fork)
                 new_fork = None if gone.parent_id is None else min(child_fork, own_from)
                 db.execute(
                     "UPDATE sessions SET parent_id = ?, fork_seq = ? WHERE id = ?", (gone.parent_id, new_fork, child_id)
                 )
-            db.execute("DELETE FROM entries WHERE session_id = ?", (gone.id,))
+            for table in ("calls", "events", "entries"):
+                db.execute(f"DELETE FROM {table} WHERE session_id = ?", (gone.id,))
             db.execute("DELETE FROM sessions WHERE id = ?", (gone.id,))
 
     # -- entries ------------------------------------------------------------------------------
@@ -280,6 +285,7 @@ class SQLiteStore:
                 )
             written: list[Entry] = []
             title, calls, cost = info.title, info.calls, info.cost_usd
+            index = CallIndex(db, session_id)
             for offset, (kind, body) in enumerate(entries):
                 entry = Entry(kind, body, uuid.uuid4().hex, expected_head + 1 + offset, now)
                 # Keys never reach the disk, even one a tool read or a server echoed into an entry.
@@ -289,6 +295,7 @@ class SQLiteStore:
                     (session_id, entry.seq, entry.id, kind, text, now),
                 )
                 written.append(entry)
+                index.add(kind, body, entry.seq, now)
                 title = title or _title(kind, body)
                 if kind == "call_done":
                     calls += 1
@@ -302,10 +309,21 @@ class SQLiteStore:
             )
         return written
 
-    def entries(self, session_id: str, *, after: int = -1, lenient: bool = False) -> list[Entry]:
-        return self._entries(session_id, after=after, lenient=lenient)
+    def entries(
+        self, session_id: str, *, after: int = -1, lenient: bool = False, kinds: Collection[str] | None = None
+    ) -> list[Entry]:
+        return self._entries(session_id, after=after, lenient=lenient, kinds=kinds)
 
-    def _entries(self, session_id: str, *, after: int = -1, upto: int | None = None, lenient: bool) -> list[Entry]:
+    def _entries(
+        self,
+        session_id: str,
+        *,
+        after: int = -1,
+        upto: int | None = None,
+        lenient: bool,
+        kinds: Collection[str] | None = None,
+    ) -> list[Entry]:
+        only = f" AND kind IN ({', '.join('?' * len(kinds))})" if kinds is not None else ""
         with self._errors("read"):
             info = self._info(self._db, session_id)
             # The chain of (session, last seq it contributes): a fork's own entries start after fork_seq.
@@ -320,9 +338,9 @@ class SQLiteStore:
             for sid, high in reversed(chain):
                 high = high if upto is None else min(high, upto)
                 rows = self._db.execute(
-                    "SELECT kind, body, id, seq, at FROM entries WHERE session_id = ? AND seq > ? AND seq <= ?"
+                    f"SELECT kind, body, id, seq, at FROM entries WHERE session_id = ? AND seq > ? AND seq <= ?{only}"
                     " ORDER BY seq",
-                    (sid, low, high),
+                    (sid, low, high, *(kinds or ())),
                 ).fetchall()
                 for kind, body, eid, seq, at in rows:
                     out.append(Entry(kind, self._body(info.id, seq, kind, body, lenient), eid, seq, at))
