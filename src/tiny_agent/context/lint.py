@@ -234,7 +234,7 @@ def _breakpoints(blocks: list[PrefixBlock], marks: list[tuple[int, Ttl]], model:
     minimum = min_cacheable_tokens(model, "anthropic")
     if len(marks) > MAX_BREAKPOINTS:
         where = ", ".join(blocks[i].path for i, _ in marks)
-        fix = "keep at most 4: tools, system, and the newest one or two messages (the API rejects a fifth)"
+        fix = f"keep at most {MAX_BREAKPOINTS}: tools, system, the newest one or two messages (the API rejects more)"
         fifth = blocks[marks[MAX_BREAKPOINTS][0]].path
         out.append(Finding("too-many-breakpoints", "error", fifth, f"{len(marks)} markers", where, fix))
     if not ttls_in_order(marks):

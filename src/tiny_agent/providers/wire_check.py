@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS
 from tiny_agent.types import Message, TextBlock, ToolResultBlock, message_from_dict
 
 __all__ = [
@@ -213,7 +214,7 @@ def check_messages(messages: Sequence[Message]) -> list[str]:
     return check.finish()
 
 
-def check_anthropic_body(body: Mapping[str, Any], max_marks: int = 4) -> list[str]:
+def check_anthropic_body(body: Mapping[str, Any], max_marks: int = MAX_BREAKPOINTS) -> list[str]:
     """Rules of the Anthropic Messages API on a whole body."""
     check = AnthropicCheck()
     for position, message in enumerate(body.get("messages") or []):
