@@ -1,13 +1,13 @@
 """tiny-agent: an agent runtime whose heart is a context engine.
 
-Typical use, the same calls the CLI makes:
+Typical use, the same call the CLI makes:
 
-    from tiny_agent import Agent, Toolbox, Workspace, resolve_provider
+    from tiny_agent import Run, RunSettings
+    from tiny_agent.store.sqlite import SQLiteStore
 
-    provider = resolve_provider(None)  # from the environment; the local model without a key
-    agent = Agent(provider, Toolbox(Workspace(".").tools()), pins=["never edit dev.mjs"])
-    result = agent.run("read README.md and tell me what it is about")
-    print(result.answer, agent.context.ledger.total)
+    with Run.open(SQLiteStore(), settings=RunSettings(workspace="."), pins=["never edit dev.mjs"]) as run:
+        result = run.run("read README.md and tell me what it is about")  # the provider: from the environment
+        print(result.answer, run.context.ledger.total)
 """
 
 from __future__ import annotations
@@ -18,13 +18,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tiny_agent.agent.loop import Agent, AgentConfig, RunResult
     from tiny_agent.agent.report import format_event, format_totals
+    from tiny_agent.agent.run import Run
+    from tiny_agent.agent.settings import RunSettings
     from tiny_agent.agent.tools import Tool, Toolbox, ToolFailure
     from tiny_agent.agent.workspace import Workspace
     from tiny_agent.context.compaction import Compaction
     from tiny_agent.context.engine import Context, ContextConfig
     from tiny_agent.context.legality import check_anthropic_body, check_messages, check_openai_body, repair
+    from tiny_agent.context.replay import Policy, replay, sweep
     from tiny_agent.context.tokens import TokenLedger
     from tiny_agent.errors import CompactionError, ConfigError, ProviderError, TinyAgentError
+    from tiny_agent.observe.stats import stats
     from tiny_agent.providers.anthropic import AnthropicProvider
     from tiny_agent.providers.base import Provider
     from tiny_agent.providers.local import LocalProvider
@@ -44,11 +48,15 @@ if TYPE_CHECKING:
 _HOME = {
     "tiny_agent.agent.loop": ("Agent", "AgentConfig", "RunResult"),
     "tiny_agent.agent.report": ("format_event", "format_totals"),
+    "tiny_agent.agent.run": ("Run",),
+    "tiny_agent.agent.settings": ("RunSettings",),
     "tiny_agent.agent.tools": ("Tool", "ToolFailure", "Toolbox"),
     "tiny_agent.agent.workspace": ("Workspace",),
     "tiny_agent.context.compaction": ("Compaction",),
     "tiny_agent.context.engine": ("Context", "ContextConfig"),
     "tiny_agent.context.legality": ("check_anthropic_body", "check_messages", "check_openai_body", "repair"),
+    "tiny_agent.context.replay": ("Policy", "replay", "sweep"),
+    "tiny_agent.observe.stats": ("stats",),
     "tiny_agent.context.tokens": ("TokenLedger",),
     "tiny_agent.errors": ("CompactionError", "ConfigError", "ProviderError", "TinyAgentError"),
     "tiny_agent.providers.anthropic": ("AnthropicProvider",),
@@ -98,10 +106,13 @@ __all__ = [
     "Message",
     "ModelResponse",
     "OpenAICompatProvider",
+    "Policy",
     "Prompt",
     "Provider",
     "ProviderError",
+    "Run",
     "RunResult",
+    "RunSettings",
     "TextBlock",
     "TinyAgentError",
     "TokenLedger",
@@ -119,5 +130,8 @@ __all__ = [
     "format_event",
     "format_totals",
     "repair",
+    "replay",
     "resolve_provider",
+    "stats",
+    "sweep",
 ]
