@@ -165,7 +165,7 @@ def test_a_changed_model_and_a_changed_message() -> None:
     rendered = Renderer().render(new, ScriptedProvider([], model=MODEL))
     before = Before(0.0, MODEL, fingerprint(old), 2_000, old)
     usage = Usage(2_100, 5, 0, 2_100)
-    assert diagnose(before, rendered, profile.with_model("claude-opus-4-8"), usage, 1.0) == (
+    assert diagnose(before, rendered, profile_for("anthropic", "anthropic", "claude-opus-4-8"), usage, 1.0) == (
         f"model changed: {MODEL} -> claude-opus-4-8"
     )
     miss = diagnose(before, rendered, profile, usage, 1.0)

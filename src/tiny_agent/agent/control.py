@@ -11,7 +11,7 @@ from typing import Literal
 
 from tiny_agent.errors import TinyAgentError
 
-__all__ = ["BudgetSpent", "CallFailed", "CutTwice", "Illegal", "Repeating", "StepLimit", "StopReason", "StopRun"]
+__all__ = ["BudgetSpent", "CutTwice", "Illegal", "ModelCallFailed", "Repeating", "StepLimit", "StopReason", "StopRun"]
 
 StopReason = Literal[
     "done",
@@ -56,7 +56,7 @@ class CutTwice(StopRun):
     stop = "max_tokens"
 
 
-class CallFailed(StopRun):
+class ModelCallFailed(StopRun):
     """The model call failed at run time (``error`` says how)."""
 
     stop = "provider_error"

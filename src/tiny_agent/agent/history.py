@@ -23,7 +23,7 @@ from tiny_agent.context.entries import (
     Note,
     PinChange,
     Response,
-    RunSettings,
+    RunChange,
     RunStop,
     ToolResult,
     TypedEntry,
@@ -82,6 +82,7 @@ class _Reader:
             case CallOpened():
                 self.layers.call(seq, value)
             case CallDone(call=call, record=record):
+                self.layers.answered(call)
                 note = self.layers.note(call, record.miss)
                 if record.purpose == "turn":
                     self.summary_calls = []  # a compaction that failed before this turn: its calls had their lines
@@ -103,7 +104,7 @@ class _Reader:
                 yield f"#{seq} [cleared old tool output: {len(stubs)} result(s)]"
             case PinChange(add=add, remove=remove):
                 yield f"#{seq} [pin {'added' if add is not None else 'removed'}: {add or remove}]"
-            case ConfigChange(settings=settings) | RunSettings(settings=settings):
+            case ConfigChange(settings=settings) | RunChange(settings=settings):
                 self.layers.config(settings)
                 shown = {k: v for k, v in settings.items() if k not in ("tools", "system")}
                 if shown:
@@ -122,6 +123,8 @@ class _Layers:
     def __init__(self) -> None:
         self.system = ""
         self.previous: tuple[Mapping[str, Any], str] | None = None
+        """The newest answered call's fingerprint and system prompt: what a call is compared with."""
+        self.open: dict[int, tuple[Mapping[str, Any], str]] = {}
         self.notes: dict[int, tuple[list[str], str]] = {}
 
     def config(self, settings: Mapping[str, Any]) -> None:
@@ -142,7 +145,11 @@ class _Layers:
                 at = first_difference(old_system, self.system)
                 where = f" at character {at}: now {excerpt(self.system, at)}, was {excerpt(old_system, at)}"
         self.notes[seq] = (changed, where)
-        self.previous = (prints, self.system)
+        self.open[seq] = (prints, self.system)
+
+    def answered(self, seq: int) -> None:
+        if seq in self.open:
+            self.previous = self.open.pop(seq)
 
     def note(self, seq: int, miss: str | None) -> str:
         changed, where = self.notes.get(seq, ([], ""))

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tiny_agent.agent.budget import Budget
-from tiny_agent.agent.control import CallFailed, CutTwice, Illegal, Repeating, StepLimit, StopReason, StopRun
+from tiny_agent.agent.control import CutTwice, Illegal, ModelCallFailed, Repeating, StepLimit, StopReason, StopRun
 from tiny_agent.agent.events import (
     CallEvent,
     ClearEvent,
@@ -147,7 +147,7 @@ class Agent:
             try:
                 self._maybe_compact(result)
             except ProviderError as exc:  # counting the window on a local server that went away
-                raise CallFailed(error=exc) from exc
+                raise ModelCallFailed(error=exc) from exc
             if self.budget is not None:
                 self.budget.check(self.context)
             response = self._complete()
@@ -180,7 +180,7 @@ class Agent:
                 self.provider, tool_grammar=grammar, stream=self.config.stream, on_event=self._provider_event
             )
         except ProviderError as exc:
-            raise CallFailed(error=exc) from exc
+            raise ModelCallFailed(error=exc) from exc
         except IllegalRequestError as exc:
             raise Illegal(error=exc) from exc
 

@@ -175,7 +175,8 @@ def _open(
         settings = replace(settings, appended_system=append_system)
     elif system is not None:
         settings = replace(settings, appended_system="")  # a new system prompt: nothing of it was appended
-    min_cacheable_tokens(settings.model or "", "anthropic")  # reads TINY_AGENT_CACHE_MIN_TOKENS
+    engine = _config(config, session)
+    min_cacheable_tokens(settings.model or "", "anthropic")  # TINY_AGENT_CACHE_MIN_TOKENS, before a server starts
     provider = _provider(settings, provider_options, env)
     if isinstance(provider, LocalProvider):
         stack.enter_context(provider)
@@ -193,7 +194,6 @@ def _open(
         # No entry when it was opened: the run that created it was killed before recording its
         # settings, so it starts now, with the system prompt a new session gets.
         text = text or DEFAULT_SYSTEM
-    engine = _config(config, session)
     if session is not None:
         context = session.context
         context.tools = toolbox.specs
@@ -324,4 +324,5 @@ def _config(given: dict[str, Any], session: Session | None) -> ContextConfig | N
     if session is not None and not changed:
         return None
     base = session.context.config if session is not None else ContextConfig()
-    return ContextConfig(**{**base.settings(), **changed})
+    ContextConfig.checked(changed)  # a typo or a bad value: one line, before anything starts
+    return ContextConfig.of({**base.settings(), **changed})

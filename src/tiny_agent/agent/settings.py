@@ -52,7 +52,7 @@ class RunSettings:
     max_tokens: int | None = None
     """Cap on output tokens per call; None: the adapter's (4,096; 512 for the local model)."""
     cache_ttl: str | None = None
-    """Anthropic's cache lifetime, "5m" or "1h"; None: 5m."""
+    """Anthropic's cache lifetime (``cache_rules.TTLS``); None: ``cache_rules.DEFAULT_TTL``."""
     workspace: str | None = None
     """The folder the tools are confined to; None: the current folder."""
     protect: tuple[str, ...] = ()

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from tiny_agent.agent.loop import Agent, CompactionEvent, Event, RunResult, ToolEvent, TurnEvent
+from tiny_agent.agent.loop import Agent, CallEvent, Event, RunResult, ToolEvent, TurnEvent
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import ConfigError
 
@@ -112,7 +112,8 @@ class Telemetry:
     # -- events -------------------------------------------------------------------------------
 
     def _observe(self, event: Event) -> None:
-        call = event.call if isinstance(event, TurnEvent | CompactionEvent) else None  # a summary is a call too
+        # Every billed call has its event: a turn's ``TurnEvent``, each summary call's ``CallEvent``.
+        call = event.call if isinstance(event, TurnEvent | CallEvent) else None
         if call is not None:
             self._call_span(call)
         elif isinstance(event, ToolEvent):

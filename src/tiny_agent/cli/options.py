@@ -8,7 +8,9 @@ it: on a resume, a flag not given keeps the session's value, a flag given overri
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -17,10 +19,22 @@ from tiny_agent.agent.budget import STOP_SHARE
 from tiny_agent.agent.loop import AgentConfig
 from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, LOCAL_TIMEOUT
 from tiny_agent.context.engine import ContextConfig
+from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS
+from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS, WRITE_MULTIPLIER
 from tiny_agent.providers.registry import PROVIDER_NAMES
+from tiny_agent.store.sqlite import default_store_path
 
-__all__ = ["CONFIG_FLAGS", "PROVIDER_FLAGS", "CompactAt", "NonNegative", "Positive", "agent_options", "given"]
+__all__ = [
+    "CONFIG_FLAGS",
+    "PROVIDER_FLAGS",
+    "CompactAt",
+    "NonNegative",
+    "Positive",
+    "agent_options",
+    "existing_store",
+    "given",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -84,6 +98,17 @@ class NonNegative(click.ParamType[int]):
         return number
 
 
+def existing_store(store: str | None) -> Path | None:
+    """The store a look back reads, which it never creates: a path given that does not exist is the
+    user's to fix; None when the default store does not exist yet (nothing recorded)."""
+    path = Path(store).expanduser() if store else default_store_path(os.environ)
+    if path.exists():
+        return path
+    if store:
+        raise ConfigError(f"no session store at {path}; check the path (see: tiny-agent sessions list --store)")
+    return None
+
+
 def given(ctx: click.Context, name: str) -> bool:
     """Whether the user gave this flag (on the command line or from the environment)."""
     source = ctx.get_parameter_source(name)
@@ -129,8 +154,9 @@ agent_options = _stack(
     ),
     click.option(
         "--cache-ttl",
-        type=click.Choice(["5m", "1h"]),
-        help="Anthropic prompt-cache lifetime (default 5m); 1h writes cost 2x instead of 1.25x.",
+        type=click.Choice(TTLS),
+        help=f"Anthropic prompt-cache lifetime (default {DEFAULT_TTL}); 1h writes cost {WRITE_MULTIPLIER['1h']:g}x "
+        f"instead of {WRITE_MULTIPLIER['5m']:g}x.",
     ),
     # workspace and rules
     click.option(

@@ -14,16 +14,31 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 from tiny_agent.errors import ConfigError
 
-__all__ = ["write_lines", "write_stdout"]
+__all__ = ["write_bytes", "write_lines", "write_stdout"]
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """``data`` into ``path`` (see the module doc); ``ConfigError`` in one line when it cannot be done."""
+    _write(path, lambda f: f.write(data))
 
 
 def write_lines(path: Path, lines: Iterable[str]) -> None:
     """``lines`` into ``path`` (see the module doc); ``ConfigError`` in one line when it cannot be done."""
+
+    def emit(f: BinaryIO) -> None:
+        for line in lines:
+            f.write((line + "\n").encode("utf-8"))
+
+    _write(path, emit)
+
+
+def _write(path: Path, emit: Callable[[BinaryIO], object]) -> None:
     try:
         mode: int | None = os.stat(path).st_mode  # follows a symlink: what it points at decides
     except FileNotFoundError:
@@ -33,9 +48,9 @@ def write_lines(path: Path, lines: Iterable[str]) -> None:
     through = mode is not None and not stat.S_ISREG(mode)
     try:
         if through:
-            _write_through(path, lines)
+            _write_through(path, emit)
         else:
-            _replace(Path(os.path.realpath(path)), lines)
+            _replace(Path(os.path.realpath(path)), emit)
     except OSError as exc:
         raise _cannot(path, exc, kept=not through) from None
 
@@ -56,19 +71,17 @@ def write_stdout(lines: Iterable[str]) -> int:
     return 0
 
 
-def _write_through(path: Path, lines: Iterable[str]) -> None:
+def _write_through(path: Path, emit: Callable[[BinaryIO], object]) -> None:
     fd = os.open(path, os.O_WRONLY)  # no O_CREAT, no O_TRUNC: it exists, and it is not a file to cut
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        for line in lines:
-            f.write(line + "\n")
+    with os.fdopen(fd, "wb") as f:
+        emit(f)
 
 
-def _replace(path: Path, lines: Iterable[str]) -> None:
+def _replace(path: Path, emit: Callable[[BinaryIO], object]) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(line + "\n")
+        with os.fdopen(fd, "wb") as f:
+            emit(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

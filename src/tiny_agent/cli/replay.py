@@ -7,11 +7,12 @@ from typing import Any
 
 import click
 
-from tiny_agent.cli.options import CompactAt, Positive
-from tiny_agent.context.replay import Policy, replay, sweep
+from tiny_agent.cli.options import CompactAt, Positive, existing_store
+from tiny_agent.context.replay import Policy, Recording, replay, sweep
 from tiny_agent.context.replay_figures import replay_lines, sweep_lines
 from tiny_agent.context.replay_provider import ASSUMED_SUMMARY_TOKENS
-from tiny_agent.errors import ConfigError
+from tiny_agent.errors import ConfigError, UnreadableEntry
+from tiny_agent.providers.cache_rules import TTLS
 from tiny_agent.providers.registry import PROVIDER_NAMES
 from tiny_agent.store.sqlite import SQLiteStore
 
@@ -32,7 +33,7 @@ SWEEPABLE: dict[str, tuple[str, click.ParamType[Any]]] = {
     "keep-turns": ("keep_turns", Positive(int)),
     "policy": ("policy", click.Choice(["cost", "fraction"])),
     "clear-after": ("clear_after", ClearAfter()),
-    "cache-ttl": ("cache_ttl", click.Choice(["5m", "1h"])),
+    "cache-ttl": ("cache_ttl", click.Choice(TTLS)),
     "model": ("model", click.STRING),
     "provider": ("provider", click.Choice(PROVIDER_NAMES)),
     "summary-tokens": ("summary_tokens", Positive(int)),
@@ -46,7 +47,7 @@ SWEEPABLE: dict[str, tuple[str, click.ParamType[Any]]] = {
 @click.option("--keep-turns", type=Positive(int), help="Newest turns kept verbatim on compaction.")
 @click.option("--policy", type=click.Choice(["cost", "fraction"]), help="When to compact.")
 @click.option("--clear-after", type=ClearAfter(), help="Clear tool output older than N turns (or never).")
-@click.option("--cache-ttl", type=click.Choice(["5m", "1h"]), help="Anthropic cache lifetime.")
+@click.option("--cache-ttl", type=click.Choice(TTLS), help="Anthropic cache lifetime.")
 @click.option("--model", help="Replay on another model of the provider.")
 @click.option("--provider", type=click.Choice(PROVIDER_NAMES), help="Replay on another provider's rules and prices.")
 @click.option(
@@ -79,14 +80,22 @@ def replay_command(
     if flags["clear_after"] is not None or _given("clear_after"):
         config["clear_after"] = flags["clear_after"]
     policy = Policy(config, flags["cache_ttl"], flags["provider"], flags["model"], flags["summary_tokens"])
-    with SQLiteStore(store) as opened:
+    grid = _grid(specs) if sweeping else {}
+    path = existing_store(store)
+    if path is None:
+        raise ConfigError("no sessions recorded yet: there is nothing to replay")
+    with SQLiteStore(path) as opened:
         info = opened.get(session_id)
         entries = opened.entries(info.id)
+        location = opened.location
     if not any(e.kind == "call_done" for e in entries):
         raise ConfigError(f"session {info.id[:12]} has no model call to replay")
+    try:
+        recording = Recording.of(entries)
+    except UnreadableEntry as exc:
+        raise exc.located(location, info.id) from exc
     if sweeping:
-        grid = _grid(specs)
-        results = sweep(entries, grid, policy)
+        results = sweep(recording, grid, policy)
         if as_json:
             click.echo(json.dumps({"session": info.id, "sweep": [r.to_dict() for r in results]}, ensure_ascii=False))
         else:
@@ -94,7 +103,7 @@ def replay_command(
             for line in sweep_lines(results):
                 click.echo(line)
         return 0
-    result = replay(entries, policy)
+    result = replay(recording, policy)
     if as_json:
         click.echo(json.dumps({"session": info.id, **result.to_dict()}, ensure_ascii=False))
     else:

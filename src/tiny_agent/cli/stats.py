@@ -4,12 +4,15 @@ kept changing; ``--plot FILE.png`` draws it. A subcommand: nothing here is ever 
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 from pathlib import Path
 
 import click
 
+from tiny_agent.cli.options import existing_store
+from tiny_agent.cli.output import write_bytes
 from tiny_agent.errors import ConfigError
 from tiny_agent.observe.report import format_stats
 from tiny_agent.observe.stats import BY, Stats, stats
@@ -45,11 +48,9 @@ def stats_command(
     ID: every session in the store."""
     if plot is not None and Path(plot).suffix.lower() != ".png":
         raise ConfigError(f"--plot {plot}: the figure is a PNG; give a file name ending in .png")
-    path = Path(store).expanduser() if store else default_store_path(os.environ)
-    if not path.exists():
-        if store:
-            raise ConfigError(f"no session store at {path}; check the path (see: tiny-agent sessions list --store)")
-        click.echo(f"tiny-agent: no sessions recorded yet ({path} does not exist)", err=True)
+    path = existing_store(store)
+    if path is None:
+        click.echo(f"tiny-agent: no sessions recorded yet ({default_store_path(os.environ)} does not exist)", err=True)
         return 1
     with SQLiteStore(path) as opened:
         result = stats(opened, ids, since=since, until=until, workspace=workspace, model=model, by=by)
@@ -73,9 +74,11 @@ def _plot(store: SQLiteStore, result: Stats, path: Path) -> None:
         raise ConfigError("--plot needs matplotlib: pip install 'tiny-agent[plot]'")
     from tiny_agent.observe import plot
 
+    drawn = io.BytesIO()  # drawn whole first, then written as an export is (never half a file)
     if len(result.sessions) == 1:
         (session_id,) = result.sessions
-        plot.plot_session(store, session_id, path, query=result.query)
+        plot.plot_session(store, session_id, drawn, query=result.query)
     else:
-        plot.plot_days(store, result, path)
+        plot.plot_days(store, result, drawn)
+    write_bytes(path, drawn.getvalue())
     click.echo(f"wrote {path}", err=True)

@@ -107,7 +107,7 @@ def shared_layers(
         if previous.get(layer) != current.get(layer):
             return shared, 0
         shared.append(layer)
-    return shared, shared_messages(previous, chain, previous_chain)
+    return shared, shared_messages(previous, chain, previous_chain) or 0
 
 
 def shared_messages(

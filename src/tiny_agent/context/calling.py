@@ -35,8 +35,13 @@ class Recorder(Protocol):
     """What a call on the record needs from the engine."""
 
     clock: Callable[[], float]
-    last_rendered: Rendered | None
-    """The newest request this process sent (the miss diagnosis quotes it)."""
+    sending: Rendered | None
+    """The request on the wire now."""
+    decided: bool
+    """Whether the policy was consulted since the last turn call."""
+    last_rendered: tuple[int, Rendered] | None
+    """The newest request this process got an answer to, with the seq of its ``call`` entry (the
+    miss diagnosis quotes it)."""
 
     @property
     def state(self) -> State: ...
@@ -47,6 +52,10 @@ class Recorder(Protocol):
     def append(self, values: Sequence[TypedEntry]) -> list[Entry]: ...
 
     def legal(self, prompt: Prompt, provider: Provider) -> Rendered: ...
+
+    def context_window(self, provider: Provider | None = None) -> int: ...
+
+    def threshold(self, provider: Provider | None = None) -> int: ...
 
     def replayed_prompt(self, before_seq: int) -> Prompt: ...
 
@@ -76,9 +85,14 @@ def call(
         profile.name,
         tuple(state.changes),
         shared,
+        engine.context_window(provider),
+        engine.threshold(provider),
+        engine.decided,
     )
     (entry,) = engine.append([opened])
-    engine.last_rendered = rendered
+    if purpose == "turn":
+        engine.decided = False
+    engine.sending = rendered
     started = time.monotonic()
     body = rendered.body
     try:
@@ -88,6 +102,9 @@ def call(
         with contextlib.suppress(Exception):
             engine.append([CallFailed(entry.seq, reason)])
         raise
+    finally:
+        engine.sending = None
+    engine.last_rendered = (entry.seq, rendered)
     seconds = time.monotonic() - started
     miss = diagnose(before, rendered, profile, response.usage, engine.clock())
     record = CallRecord(
@@ -104,7 +121,7 @@ def call(
     )
     if purpose == "turn" and before is not None and "compaction" in before.changes:
         _log_estimate_error(state, response)
-    done = CallDone(entry.seq, record)
+    done = CallDone(entry.seq, record, None if purpose == "turn" else tuple(response.message.content))
     if purpose == "turn":
         message = drop_empty_text(response.message)
         content = message.content or (TextBlock(EMPTY_REPLY),)
@@ -121,7 +138,7 @@ def previous_request(engine: Recorder) -> Before | None:
     if state.last_done is None:
         return None
     opened, record = state.last_done
-    last = engine.last_rendered
+    last = engine.last_rendered[1] if engine.last_rendered and engine.last_rendered[0] == opened.seq else None
     prompt = last.prompt if last is not None else None
     chain: Sequence[str] | None = last.chain if last is not None else None
     if last is None and opened.purpose == "turn":

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from tiny_agent.context.entries import Clearing
-from tiny_agent.context.policy import clearing_pays, token_prices
+from tiny_agent.context.policy import clearing_pays, decision_prices
 from tiny_agent.context.shrink import Shrinkable
 from tiny_agent.providers.base import Provider
 from tiny_agent.types import Message, ToolResultBlock, ToolUseBlock
@@ -40,14 +40,15 @@ def plan_clearing(ctx: Shrinkable, provider: Provider | None) -> dict[str, str]:
                 continue
             stub = _stub(calls.get(block.tool_use_id), block)
             stubs[block.tool_use_id] = stub
-            cleared += ctx.ledger.estimate([Message("user", (block,))]) - ctx.ledger.estimate([Message.user(stub)])
+            made = (Message("user", (block,)), Message.user(stub))  # measured only: nothing of them is kept
+            cleared += ctx.ledger.estimate(made[:1], remember=False) - ctx.ledger.estimate(made[1:], remember=False)
             first = index if first is None else first
     if first is None or cleared < config.clear_min_tokens:
         return {}
     if provider is not None and not _rewritten_anyway(ctx, provider):
         rewritten = ctx.ledger.estimate(window[first:])
         total = ctx.context_tokens()
-        if not clearing_pays(token_prices(provider.profile), total, cleared, rewritten, config.horizon_turns):
+        if not clearing_pays(decision_prices(provider.profile), total, cleared, rewritten, config.horizon_turns):
             return {}
     return stubs
 

@@ -44,6 +44,11 @@ class ContextConfig:
     """How many more turns the cost policies assume the conversation runs."""
 
     def __post_init__(self) -> None:
+        for name, kinds in _KINDS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, kinds):
+                wanted = " or ".join("None" if k is type(None) else k.__name__ for k in kinds)
+                raise ConfigError(f"{name} must be {wanted}, not {value!r}")
         if not self.compact_at > 0 or self.compact_at == float("inf"):  # also refuses NaN
             raise ConfigError(f"compact_at must be a fraction in (0, 1] or a token count > 1, not {self.compact_at}")
         if self.keep_turns < 1:
@@ -67,5 +72,27 @@ class ContextConfig:
         """The config in ``settings`` (other keys ignored); raises ConfigError on a bad value."""
         return cls(**{k: v for k, v in settings.items() if k in CONFIG_KEYS})
 
+    @classmethod
+    def checked(cls, settings: Mapping[str, Any]) -> ContextConfig:
+        """Like ``of``, but a key that is no field is a ConfigError too (a typo must not pass silently)."""
+        unknown = sorted(set(settings) - CONFIG_KEYS)
+        if unknown:
+            known = ", ".join(sorted(CONFIG_KEYS))
+            raise ConfigError(f"unknown context setting {', '.join(map(repr, unknown))}; the settings are: {known}")
+        return cls.of(settings)
+
+
+_KINDS: dict[str, tuple[type, ...]] = {
+    "compact_at": (int, float),
+    "keep_turns": (int,),
+    "context_window": (int, type(None)),
+    "summary_max_tokens": (int,),
+    "policy": (str,),
+    "summary": (str,),
+    "clear_after": (int, type(None)),
+    "clear_min_tokens": (int,),
+    "horizon_turns": (int,),
+}
+"""What each setting may be: a value from JSON or a flag of the wrong type gets a one-line error."""
 
 CONFIG_KEYS = frozenset(f.name for f in fields(ContextConfig))

@@ -14,11 +14,12 @@ from typing import Any
 from tiny_agent.context.compaction import Compaction
 from tiny_agent.context.config import EMPTY_REPLY, NOT_RUN, ContextConfig
 from tiny_agent.context.entries import (
+    ENGINE_SETTINGS,
     ConfigChange,
     Note,
     PinChange,
     Response,
-    RunSettings,
+    RunChange,
     ToolResult,
     TypedEntry,
     UserInput,
@@ -121,6 +122,11 @@ class Conversation:
         """Record engine settings that differ from the log's (one ``config`` entry); they are checked."""
         changed = _changed(self._state.settings, settings)
         if changed:
+            unknown = sorted(set(changed) - ENGINE_SETTINGS)
+            if unknown:
+                raise ConfigError(
+                    f"{', '.join(map(repr, unknown))}: not a setting of the engine (record_run keeps others)"
+                )
             ContextConfig.of({**self._state.settings, **changed})  # raises ConfigError
             self.append([ConfigChange(changed)])
 
@@ -128,7 +134,7 @@ class Conversation:
         """Record the settings of whoever runs the session (provider, model, workspace...) that changed."""
         changed = _changed(self._state.run_settings, settings)
         if changed:
-            self.append([RunSettings(changed)])
+            self.append([RunChange(changed)])
 
     # -- messages -----------------------------------------------------------------------------
 

@@ -63,10 +63,16 @@ class Context(Conversation):
     ) -> None:
         super().__init__(log, clock)
         self.renderer = Renderer(self.state.ledger.texts)
-        self.last_rendered: Rendered | None = None
-        """The newest request this process sent; the miss diagnosis quotes it (the log has its fingerprint)."""
+        self.sending: Rendered | None = None
+        """The request on the wire now."""
+        self.last_rendered: tuple[int, Rendered] | None = None
+        """The newest request answered in this process, with the seq of its ``call`` entry; the miss
+        diagnosis quotes it (the log has its fingerprint)."""
         self.failed_at: int | None = None
         """Context size when the last summary call failed; the next try waits for growth."""
+        self.decided = False
+        """Whether the clearing or compaction policy was consulted since the last turn call (the
+        call entry records it, so a replay consults the policy where the recording did)."""
         fresh = not self.state.settings
         settings: dict[str, Any] = {}
         if system is not None or fresh:
@@ -219,6 +225,7 @@ class Context(Conversation):
             provider=provider,
             min_tokens=min_tokens,
             tokens_before=tokens_before,
+            manual=True,
         )
 
     def maybe_compact(self, provider: Provider) -> Compaction | None:
@@ -228,11 +235,13 @@ class Context(Conversation):
         After a failed summary, waits until the context has grown by a tenth before trying again,
         rather than paying for a failing call on every turn.
         """
+        self.decided = True
         return shrink.maybe_compact(self, provider)
 
     def maybe_clear(self, provider: Provider | None = None) -> int:
         """Replace tool output older than ``config.clear_after`` turns by stubs, in one batch, when it
         pays; returns how many results were cleared (the log keeps them all)."""
+        self.decided = True
         return clearing.clear_old_output(self, provider)
 
     def summarizer(self, provider: Provider) -> Summarizer:

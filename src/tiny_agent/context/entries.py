@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from tiny_agent.context.config import CONFIG_KEYS
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.types import Block, Message, ToolResultBlock
 
@@ -26,30 +27,23 @@ __all__ = [
     "Note",
     "PinChange",
     "Response",
-    "RunSettings",
+    "RunChange",
     "RunStop",
     "ToolResult",
     "TypedEntry",
     "UserInput",
+    "split_settings",
 ]
 
-ENGINE_SETTINGS = frozenset(
-    {
-        "system",
-        "tools",
-        "compact_at",
-        "keep_turns",
-        "context_window",
-        "summary_max_tokens",
-        "policy",
-        "summary",
-        "clear_after",
-        "clear_min_tokens",
-        "horizon_turns",
-    }
-)
+ENGINE_SETTINGS = frozenset({"system", "tools"}) | CONFIG_KEYS
 """Settings the engine reads (the system prompt, the tools, ``ContextConfig``). Every other setting
 belongs to whoever runs the session (provider, model, workspace, rules) and lives beside them."""
+
+
+def split_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The engine's settings, and the run's (every other key)."""
+    engine = {k: v for k, v in settings.items() if k in ENGINE_SETTINGS}
+    return engine, {k: v for k, v in settings.items() if k not in ENGINE_SETTINGS}
 
 
 class EntryError(ValueError):
@@ -93,6 +87,14 @@ class CompactionMark:
     record: str
     tokens_before: int | None = None
     tokens_after: int | None = None
+    manual: bool = False
+    """Asked for (``Context.compact``, chat's ``/compact``), not decided by the policy: a replay does
+    it again where it happened."""
+    keep_turns: int | None = None
+    """The turns a manual compaction was asked to keep (None: the config's)."""
+    summarizer: str = "provider"
+    """How a manual compaction got its summary: "provider" (the cached summary, else the transcript),
+    "transcript" (the engine's transcript summarizer), "custom" (a function of the caller's)."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,15 @@ class CallOpened:
     changes: tuple[str, ...] = ()
     """What changed the window since the previous call ("compaction", "clear")."""
     shared_messages: int | None = None
-    """Leading messages shared with the previous call's request; None for a session's first call."""
+    """Leading messages shared with the previous call's request; None for a session's first call
+    (or when the previous request is not at hand to compare with)."""
+    window: int | None = None
+    """The context window the engine sized this request against (tokens)."""
+    threshold: int | None = None
+    """The compaction threshold in force (tokens)."""
+    decided: bool = True
+    """Whether clearing and compaction were considered before this call (``maybe_clear``,
+    ``maybe_compact``); a replay considers them again only where the recording did."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +136,8 @@ class CallDone:
     kind: ClassVar[str] = "call_done"
     call: int
     record: CallRecord
+    reply: tuple[Block, ...] | None = None
+    """What a call that is not a turn (a summary) answered; a turn's answer is its ``Response``."""
 
 
 @dataclass(frozen=True)
@@ -151,7 +163,7 @@ class ConfigChange:
 
 
 @dataclass(frozen=True)
-class RunSettings:
+class RunChange:
     """Settings of whoever runs the session (provider, model, workspace, rules) that changed."""
 
     kind: ClassVar[str] = "run"
@@ -185,7 +197,7 @@ TypedEntry = (
     | CallFailed
     | PinChange
     | ConfigChange
-    | RunSettings
+    | RunChange
     | Note
     | RunStop
 )

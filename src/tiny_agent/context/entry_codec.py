@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from tiny_agent.context.entries import (
-    ENGINE_SETTINGS,
     CallDone,
     CallFailed,
     CallOpened,
@@ -23,11 +22,12 @@ from tiny_agent.context.entries import (
     Note,
     PinChange,
     Response,
-    RunSettings,
+    RunChange,
     RunStop,
     ToolResult,
     TypedEntry,
     UserInput,
+    split_settings,
 )
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.store.base import UNREADABLE, NewEntry
@@ -59,6 +59,8 @@ def encode(value: TypedEntry) -> NewEntry:
                 tokens_before=value.tokens_before,
                 tokens_after=value.tokens_after,
             )
+            if value.manual:
+                body.update(manual=True, keep_turns=value.keep_turns, summarizer=value.summarizer)
         case Clearing(stubs=stubs):
             body["stubs"] = dict(stubs)
         case CallOpened():
@@ -67,13 +69,18 @@ def encode(value: TypedEntry) -> NewEntry:
             if value.server:
                 body["server"] = value.server
             body.update(changes=list(value.changes), shared_messages=value.shared_messages)
-        case CallDone(call=call, record=record):
+            body.update(window=value.window, threshold=value.threshold)
+            if not value.decided:
+                body["decided"] = False
+        case CallDone(call=call, record=record, reply=reply):
             body.update(call=call, **record.to_body())
+            if reply is not None:
+                body["reply"] = [b.to_dict() for b in reply]
         case CallFailed(call=call, error=error):
             body.update(call=call, error=error)
         case PinChange(add=add, remove=remove):
             body.update({k: v for k, v in (("add", add), ("remove", remove)) if v is not None})
-        case ConfigChange(settings=settings) | RunSettings(settings=settings):
+        case ConfigChange(settings=settings) | RunChange(settings=settings):
             body["settings"] = dict(settings)
         case Note(text=text):
             body["text"] = text
@@ -120,6 +127,9 @@ def _decode(kind: str, body: Mapping[str, Any]) -> list[TypedEntry]:
                     str(body["record"]),
                     _int(body.get("tokens_before")),
                     _int(body.get("tokens_after")),
+                    bool(body.get("manual")),
+                    _int(body.get("keep_turns")),
+                    str(body.get("summarizer") or "provider"),
                 )
             ]
         case "clear":
@@ -136,10 +146,15 @@ def _decode(kind: str, body: Mapping[str, Any]) -> list[TypedEntry]:
                     str(body.get("provider") or ""),
                     tuple(str(c) for c in body.get("changes") or ()),
                     int(shared) if shared is not None else None,
+                    _int(body.get("window")),
+                    _int(body.get("threshold")),
+                    body.get("decided") is not False,
                 )
             ]
         case "call_done":
-            return [CallDone(int(body["call"]), CallRecord.from_body(body))]
+            reply = body.get("reply")
+            blocks = tuple(block_from_dict(b) for b in reply) if isinstance(reply, list) else None
+            return [CallDone(int(body["call"]), CallRecord.from_body(body), blocks)]
         case "call_failed":
             return [CallFailed(int(body["call"]), str(body.get("error") or ""))]
         case "pin":
@@ -147,11 +162,10 @@ def _decode(kind: str, body: Mapping[str, Any]) -> list[TypedEntry]:
             return [PinChange(None if add is None else str(add), None if remove is None else str(remove))]
         case "config":
             settings = dict(body.get("settings") or {})
-            engine = {k: v for k, v in settings.items() if k in ENGINE_SETTINGS}
-            run = {k: v for k, v in settings.items() if k not in ENGINE_SETTINGS}
-            return [*([ConfigChange(engine)] if engine or not run else []), *([RunSettings(run)] if run else [])]
+            engine, run = split_settings(settings)
+            return [*([ConfigChange(engine)] if engine or not run else []), *([RunChange(run)] if run else [])]
         case "run":
-            return [RunSettings(dict(body.get("settings") or {}))]
+            return [RunChange(dict(body.get("settings") or {}))]
         case "note":
             return [Note(str(body.get("text") or ""))]
         case "stop":

@@ -10,38 +10,31 @@ W tokens shrunk to W' pays off over the next H turns when
     H * r * (W - W')  >  w * (W - P)                   (clearing, P = the prefix before the first cleared result)
 
 H is how many more turns the conversation is assumed to run (``ContextConfig.horizon_turns``).
-Prices come from the provider (genai-prices); where a provider prices nothing (the local model),
-Anthropic's ratios stand in, so the shape of the decision is the same everywhere.
+Prices come from the provider's profile (genai-prices' data); where a provider prices nothing (the
+local model), Anthropic's ratios stand in, so the shape of the decision is the same everywhere.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 
+from tiny_agent.providers.cache_rules import READ_MULTIPLIER, WRITE_MULTIPLIER
+from tiny_agent.providers.pricing import TokenPrices
 from tiny_agent.providers.profile import ProviderProfile
 
-__all__ = ["ANTHROPIC_RATIOS", "TokenPrices", "clearing_pays", "compaction_pays", "token_prices"]
+__all__ = ["ANTHROPIC_RATIOS", "clearing_pays", "compaction_pays", "decision_prices"]
+
+OUTPUT_RATIO = 5.0
+"""Output over input, where nothing is priced: Anthropic's list prices keep this ratio."""
+ANTHROPIC_RATIOS = TokenPrices(1.0, READ_MULTIPLIER, WRITE_MULTIPLIER["5m"], WRITE_MULTIPLIER["1h"], OUTPUT_RATIO)
+"""Anthropic's prices relative to an input token of 1, for a provider that prices nothing (the local model)."""
 
 
-@dataclass(frozen=True)
-class TokenPrices:
-    """Per token by class, for the decisions (the profile's prices, or Anthropic's ratios to an input of 1)."""
-
-    input: float
-    read: float
-    write: float
-    output: float
-
-
-ANTHROPIC_RATIOS = TokenPrices(input=1.0, read=0.1, write=1.25, output=5.0)
-
-
-def token_prices(profile: ProviderProfile) -> TokenPrices:
-    """The profile's prices (the write at its TTL); Anthropic's ratios where nothing is priced."""
-    prices, write = profile.prices, profile.write_price
-    if prices is None or write is None or not prices.input:
-        return ANTHROPIC_RATIOS
-    return TokenPrices(prices.input, prices.read, write, prices.output)
+def decision_prices(profile: ProviderProfile) -> TokenPrices:
+    """The prices the decisions weigh: the profile's, with a write at its TTL; Anthropic's ratios
+    where nothing is priced."""
+    prices = profile.prices if profile.prices is not None and profile.prices.input else ANTHROPIC_RATIOS
+    return dataclasses.replace(prices, write=prices.write_1h if profile.cache_ttl == "1h" else prices.write)
 
 
 def compaction_pays(

@@ -18,7 +18,7 @@ from typing import Any
 from tiny_agent.context.cache import chain_step, head_fingerprint
 from tiny_agent.context.tokens import Serialized, head_chars
 from tiny_agent.providers.base import Provider
-from tiny_agent.providers.wire_check import WireCheck, count_marks
+from tiny_agent.providers.wire_check import WireCheck
 from tiny_agent.types import Message, Prompt, ToolSpec
 
 __all__ = ["Rendered", "Renderer"]
@@ -78,6 +78,8 @@ class Renderer:
         same = _same_prefix(self._messages, messages)
         self._extend(messages, same)
         start = min(same, len(self._wire))
+        if start == 0:
+            self._names = {}  # the tool names of a window that is gone must not name this one's results
         del self._wire[start:]
         self._check.rewind(start)
         for position in range(start, len(messages)):
@@ -90,9 +92,8 @@ class Renderer:
         count = len(messages)
         chars = head.chars + (self._chars[-1] + count + 1 if count else 0)
         fingerprint = {**head.fingerprint, "messages": count, "chain": chain[-1] if chain else ""}
-        marks = count_marks(body) if profile.cache.max_breakpoints else 0
-        problems = tuple(profile.finish_check(self._check, marks))
-        return Rendered(prompt, body, problems, chars, fingerprint, chain, marks)
+        problems, marks = profile.finish_check(self._check, body)
+        return Rendered(prompt, body, tuple(problems), chars, fingerprint, chain, marks)
 
     def _extend(self, messages: Sequence[Message], same: int) -> None:
         """The chain and the measured lengths for ``messages``, reusing the first ``same`` positions."""

@@ -14,26 +14,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tiny_agent.context.entries import CallDone, CallOpened, CompactionMark, Response
-from tiny_agent.context.entry_codec import decode
+from tiny_agent.context.entries import CallDone, CallOpened, CompactionMark, Response, TypedEntry
 from tiny_agent.context.render import Rendered
 from tiny_agent.context.replay_figures import CallFigures
 from tiny_agent.context.tokens import DEFAULT_CHARS_PER_TOKEN, CallRecord
-from tiny_agent.errors import ConfigError
-from tiny_agent.providers.base import Provider
-from tiny_agent.providers.cache_rules import Ttl
 from tiny_agent.providers.cache_sim import SimCall, Simulator
-from tiny_agent.providers.pricing import FREE
-from tiny_agent.providers.profile import ProviderProfile, profile_for
-from tiny_agent.providers.registry import LOCAL, PROFILES
-from tiny_agent.types import Entry, Message, ModelResponse, OnProviderEvent, Prompt, Usage
+from tiny_agent.providers.profile import ProviderProfile
+from tiny_agent.providers.registry import offline_adapter
+from tiny_agent.types import Block, Entry, Message, ModelResponse, OnProviderEvent, Prompt, TextBlock, Usage
 
-__all__ = ["Recorded", "ReplayProvider", "replay_profile"]
+__all__ = ["ASSUMED_SUMMARY_TOKENS", "Recorded", "ReplayProvider"]
 
-LOCAL_MODEL = "SmolLM2-135M-Instruct"
 ASSUMED_SUMMARY_TOKENS = 200
 """The length assumed for a summary when the recording has none to measure: the one dense
 paragraph the summary instructions ask for. Figures that depend on it are marked estimated."""
+
+
+Reply = tuple[tuple[Block, ...], int | None]
+"""A summary call's answer (its blocks) and the output tokens it was billed."""
 
 
 @dataclass
@@ -47,21 +45,30 @@ class Recorded:
     """Every answered call, in order."""
     sizes: dict[str, CallRecord] = field(default_factory=dict)
     """A recorded call by the fingerprint of its request."""
-    summaries: list[tuple[str, int | None]] = field(default_factory=list)
-    """Each recorded summary, with the output tokens of the call that wrote it."""
+    policy_replies: list[Reply] = field(default_factory=list)
+    """The answers of the summary calls the policy's compactions made, in order (a retry included)."""
+    manual_replies: dict[int, list[Reply]] = field(default_factory=dict)
+    """The answers of the summary calls of each manual compaction, by the seq of its mark."""
+    summaries: list[str] = field(default_factory=list)
     ratios: dict[str, float] = field(default_factory=dict)
     """Characters per token by purpose, the median over the recorded calls."""
+    window: int | None = None
+    """The context window the newest recorded call was sized against."""
 
     @staticmethod
-    def of(entries: Sequence[Entry]) -> Recorded:
+    def of(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Recorded:
         found = Recorded()
         opened: dict[int, CallOpened] = {}
-        last_summary: CallRecord | None = None
+        pending: list[tuple[CallDone, int | None]] = []
         ratios: dict[str, list[float]] = {}
-        for entry in entries:
-            for value in decode(entry):
+        for entry, values in typed:
+            for value in values:
                 if isinstance(value, CallOpened):
                     opened[entry.seq] = value
+                    found.window = value.window or found.window
+                    if value.purpose == "turn":  # summary calls before a turn: a compaction that failed
+                        found.policy_replies.extend(_replies(pending, None))
+                        pending = []
                 elif isinstance(value, Response) and value.call is not None:
                     found.responses[value.call] = value
                 elif isinstance(value, CallDone) and value.call in opened:
@@ -71,10 +78,17 @@ class Recorded:
                     found.sizes.setdefault(fingerprint_key(call.fingerprint), record)
                     if record.usage.input_tokens and call.chars:
                         ratios.setdefault(call.purpose, []).append(call.chars / record.usage.input_tokens)
-                    last_summary = record if record.purpose != "turn" else last_summary
+                    if record.purpose != "turn":
+                        pending.append((value, record.usage.output_tokens))
                 elif isinstance(value, CompactionMark):
-                    found.summaries.append((value.summary, last_summary.usage.output_tokens if last_summary else None))
-                    last_summary = None
+                    found.summaries.append(value.summary)
+                    replies = _replies(pending, value.summary)
+                    if value.manual:
+                        found.manual_replies[entry.seq] = replies
+                    else:
+                        found.policy_replies.extend(replies)
+                    pending = []
+        found.policy_replies.extend(_replies(pending, None))
         found.ratios = {k: statistics.median(v) for k, v in ratios.items()}
         return found
 
@@ -84,7 +98,7 @@ class Recorded:
     def median_summary(self, tokens: int | None = None) -> str:
         """A stand-in summary of ``tokens`` if given, else as long as the recorded ones' median, else
         of ``ASSUMED_SUMMARY_TOKENS``."""
-        lengths = [len(text) for text, _ in self.summaries]
+        lengths = [len(text) for text in self.summaries]
         if tokens is not None or not lengths:
             size = int((tokens or ASSUMED_SUMMARY_TOKENS) * self.ratio("compaction"))
         else:
@@ -93,26 +107,23 @@ class Recorded:
         return (filler * (size // len(filler) + 1))[: max(1, size)]
 
 
+def _replies(calls: Sequence[tuple[CallDone, int | None]], summary: str | None) -> list[Reply]:
+    """The recorded answers of summary calls; a session from before they were kept has only the
+    summary its compaction took (the last call's), and its other calls count as that too."""
+    out: list[Reply] = []
+    for done, output in calls:
+        blocks = done.reply if done.reply is not None else ((TextBlock(summary),) if summary else None)
+        if blocks is not None:
+            out.append((blocks, output))
+    return out
+
+
 def fingerprint_key(fingerprint: Any) -> str:
     return json.dumps(fingerprint, sort_keys=True, default=str)
 
 
-def replay_profile(name: str, model: str | None, cache_ttl: str = "5m") -> ProviderProfile:
-    """The profile a replay prices with: a known provider's, or the local model's (free)."""
-    ttl: Ttl = "1h" if cache_ttl == "1h" else "5m"
-    if name == LOCAL:
-        return profile_for(LOCAL, "openai", model or LOCAL_MODEL, prices=FREE, pricing_id=None)
-    known = PROFILES.get(name)
-    if known is None:
-        names = ", ".join([*sorted(PROFILES), LOCAL])
-        raise ConfigError(f"replay prices the providers {names}; this session ran on {name!r}: give --provider")
-    if ttl == "1h" and known.wire != "anthropic":
-        raise ConfigError(f"a cache lifetime applies to Anthropic; {name!r} caches automatically")
-    return profile_for(name, known.wire, model or known.default_model, cache_ttl=ttl)
-
-
 class _Engine(Protocol):
-    last_rendered: Rendered | None
+    sending: Rendered | None
 
     def clock(self) -> float: ...
 
@@ -138,11 +149,12 @@ class ReplayProvider:
         self._engine = engine
         self._profile = profile
         self._recorded = recorded
-        self._adapter = _adapter(profile)
+        self._adapter = offline_adapter(profile)
         self._sim = Simulator(profile.wire, profile.model, rules=profile.cache, pricer=lambda call: 0.0)
         self._armed: int | None = None
         self._in_step = as_recorded
-        self._summaries = 0
+        self._policy_replies = list(recorded.policy_replies)
+        self._manual: list[Reply] | None = None
         self._scale = tokens_per_sim_token
         self._summary_tokens = summary_tokens
         self.figures: list[CallFigures] = []
@@ -156,6 +168,10 @@ class ReplayProvider:
     def arm(self, call_seq: int) -> None:
         """The next request is the turn the recording made at ``call_seq``; any before it is a summary."""
         self._armed = call_seq
+
+    def manual(self, mark_seq: int | None) -> None:
+        """Summary requests from now on are the manual compaction's at ``mark_seq`` (None: the policy's)."""
+        self._manual = None if mark_seq is None else list(self._recorded.manual_replies.get(mark_seq, []))
 
     def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
         return self._adapter.wire_messages(message, names)
@@ -173,7 +189,7 @@ class ReplayProvider:
         return None
 
     def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
-        rendered = self._engine.last_rendered
+        rendered = self._engine.sending
         assert rendered is not None, "the engine renders before it sends"
         at = self._engine.clock()
         if self._armed is not None:
@@ -182,8 +198,9 @@ class ReplayProvider:
             output: int | None = self._recorded.records[seq].usage.output_tokens
             stop = self._recorded.records[seq].stop_reason or ("tool_use" if message.tool_uses else "end_turn")
         else:
-            purpose, (text, output) = "compaction", self._summary()
-            message, stop = Message.assistant(text), "end_turn"
+            purpose, (blocks, output) = "compaction", self._summary()
+            message = Message("assistant", blocks)
+            stop = "tool_use" if message.tool_uses else "end_turn"
         estimated_output = output is None
         if output is None:
             output = int(len(message.text) / self._recorded.ratio("compaction")) + 1
@@ -206,11 +223,12 @@ class ReplayProvider:
         )
         return ModelResponse(message, usage, stop, self._profile.model)
 
-    def _summary(self) -> tuple[str, int | None]:
-        index, self._summaries = self._summaries, self._summaries + 1
-        if index < len(self._recorded.summaries):
-            return self._recorded.summaries[index]
-        return self._recorded.median_summary(self._summary_tokens), self._summary_tokens
+    def _summary(self) -> Reply:
+        """The next recorded answer (the manual compaction's, else the policy's), else a stand-in."""
+        queue = self._manual if self._manual is not None else self._policy_replies
+        if queue:
+            return queue.pop(0)
+        return (TextBlock(self._recorded.median_summary(self._summary_tokens)),), self._summary_tokens
 
     def _usage(self, rendered: Rendered, call: SimCall, purpose: str, output: int) -> tuple[Usage, bool]:
         index = len(self.figures)
@@ -236,16 +254,3 @@ class ReplayProvider:
         w5, w1 = min(w5, total - read), min(w1, total - read - min(w5, total - read))
         details = {"cache_creation": {"ephemeral_5m_input_tokens": w5, "ephemeral_1h_input_tokens": w1}}
         return Usage(total, output, read, w5 + w1, details), True
-
-
-def _adapter(profile: ProviderProfile) -> Provider:
-    if profile.wire == "anthropic":
-        from tiny_agent.providers.anthropic import AnthropicProvider
-
-        return AnthropicProvider(
-            model=profile.model, api_key="rendering-only", name=profile.name, cache_ttl=profile.cache_ttl
-        )
-    from tiny_agent.providers.openai_compat import OpenAICompatProvider
-
-    mode = "json_schema" if profile.name == LOCAL else "native"
-    return OpenAICompatProvider(model=profile.model, api_key="rendering-only", name=profile.name, tool_mode=mode)

@@ -15,7 +15,7 @@ from typing import Any
 
 from tiny_agent.context.config import NOT_RUN
 from tiny_agent.context.engine import Context, ContextConfig
-from tiny_agent.context.entries import ENGINE_SETTINGS, CallFailed
+from tiny_agent.context.entries import CallFailed, split_settings
 from tiny_agent.context.log import StoredLog
 from tiny_agent.errors import UnreadableEntry
 from tiny_agent.store.base import SessionInfo, Store
@@ -117,8 +117,9 @@ class Session:
             session = Session(store, info, context, taken_from=taken_from)
             session._close_what_a_crash_left()
             if settings:
-                context.configure(**{k: v for k, v in settings.items() if k in ENGINE_SETTINGS})
-                context.record_run(**{k: v for k, v in settings.items() if k not in ENGINE_SETTINGS})
+                engine, run = split_settings(settings)
+                context.configure(**engine)
+                context.record_run(**run)
         except BaseException:
             store.release(info.id)
             raise

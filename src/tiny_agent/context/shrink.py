@@ -28,7 +28,7 @@ from tiny_agent.context.compaction import (
 )
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.entries import CompactionMark, TypedEntry
-from tiny_agent.context.policy import compaction_pays, token_prices
+from tiny_agent.context.policy import compaction_pays, decision_prices
 from tiny_agent.context.state import State
 from tiny_agent.context.tokens import TokenLedger
 from tiny_agent.errors import CompactionError
@@ -37,6 +37,7 @@ from tiny_agent.types import CachePlan, Entry, Message, ModelResponse, Prompt, T
 
 __all__ = [
     "Shrinkable",
+    "TranscriptSummarizer",
     "cached_summary",
     "compact",
     "maybe_compact",
@@ -80,6 +81,8 @@ class Shrinkable(Protocol):
     def threshold(self, provider: Provider | None = None) -> int: ...
 
 
+RECORD_STAND_IN = Message.user("x" * 3000)
+"""What the cost policy reckons a compaction's engine-built record adds to the window."""
 NO_TOOLS_AGAIN = "Reply with the summary as plain text. Do not call any tool."
 
 
@@ -120,7 +123,9 @@ def compact(
     provider: Provider | None,
     min_tokens: int,
     tokens_before: int | None,
+    manual: bool = False,
 ) -> Compaction | None:
+    """See ``Context.compact``; ``manual``: asked for, not the policy's doing (the mark says so)."""
     state = ctx.state
     base = state.base
     recent = state.messages[base:]
@@ -153,7 +158,13 @@ def compact(
             f"the summary ({after:,} tokens with the kept turns) is not smaller than what it replaces "
             f"({before:,}); history left unchanged"
         )
-    ctx.append([CompactionMark(state.starts[base + cut], base + cut, prose, record, before, after)])
+    how = "custom" if summarizer is not None and not isinstance(summarizer, TranscriptSummarizer) else "provider"
+    if isinstance(summarizer, TranscriptSummarizer):
+        how = "transcript"
+    mark = CompactionMark(state.starts[base + cut], base + cut, prose, record, before, after)
+    if manual:
+        mark = dataclasses.replace(mark, manual=True, keep_turns=keep_turns, summarizer=how)
+    ctx.append([mark])
     return state.compactions[-1]
 
 
@@ -179,11 +190,15 @@ def _provider_summary(ctx: Shrinkable, provider: Provider, transcript: str, keep
     return transcript_summarizer(ctx, provider)(transcript)
 
 
-def transcript_summarizer(ctx: Shrinkable, provider: Provider) -> Summarizer:
+class TranscriptSummarizer:
     """A summarizer that calls ``provider`` with the context's own system and tools first, so the
     summary call reads the same cached prefix as the turns around it."""
 
-    def summarize(transcript: str) -> str:
+    def __init__(self, ctx: Shrinkable, provider: Provider) -> None:
+        self.ctx, self.provider = ctx, provider
+
+    def __call__(self, transcript: str) -> str:
+        ctx = self.ctx
         text = f"{SUMMARY_INSTRUCTIONS}\n\n<transcript>\n{transcript}\n</transcript>"
         prompt = Prompt(
             ctx.system_blocks(),
@@ -193,9 +208,12 @@ def transcript_summarizer(ctx: Shrinkable, provider: Provider) -> Summarizer:
             tool_choice="none",
             max_tokens=ctx.config.summary_max_tokens,
         )
-        return ctx.call(provider, prompt, "compaction").message.text
+        return ctx.call(self.provider, prompt, "compaction").message.text
 
-    return summarize
+
+def transcript_summarizer(ctx: Shrinkable, provider: Provider) -> Summarizer:
+    """The engine's own summarizer over a flattened transcript (see ``TranscriptSummarizer``)."""
+    return TranscriptSummarizer(ctx, provider)
 
 
 def cached_summary(ctx: Shrinkable, provider: Provider, keep: int) -> str | None:
@@ -238,7 +256,7 @@ def worth_compacting(ctx: Shrinkable, provider: Provider, tokens: int) -> bool:
     if cut is None or ctx.ledger.estimate(recent[:cut]) < 2 * config.summary_max_tokens:
         return False
     fixed = ctx.ledger.estimate_prompt(Prompt(ctx.system_blocks(), ctx.tools, ()))
-    summary = config.summary_max_tokens // 2 + ctx.ledger.estimate([Message.user("x" * 3000)])
+    summary = config.summary_max_tokens // 2 + ctx.ledger.estimate([RECORD_STAND_IN])
     after = fixed + summary + ctx.ledger.estimate(recent[cut:])
-    prices = token_prices(provider.profile)
+    prices = decision_prices(provider.profile)
     return compaction_pays(prices, tokens, after, summary, config.horizon_turns, after - fixed)

@@ -25,7 +25,7 @@ from tiny_agent.context.entries import (
     Note,
     PinChange,
     Response,
-    RunSettings,
+    RunChange,
     RunStop,
     ToolResult,
     TypedEntry,
@@ -96,13 +96,12 @@ class State:
             state.apply(entry)
         return state
 
-    def apply(self, entry: Entry, values: Iterable[TypedEntry] | None = None) -> None:
-        """Fold one entry in; ``values`` are its typed values when the caller has them (it just wrote it)."""
-        if values is None:
-            try:
-                values = decode(entry)
-            except EntryError as exc:
-                raise UnreadableEntry(entry.seq, entry.kind, str(exc)) from exc
+    def apply(self, entry: Entry) -> None:
+        """Fold one entry in; ``UnreadableEntry`` if it cannot be read."""
+        try:
+            values = decode(entry)
+        except EntryError as exc:
+            raise UnreadableEntry(entry.seq, entry.kind, str(exc)) from exc
         self.head = entry.seq
         for value in values:
             self._apply(entry, value)
@@ -151,7 +150,7 @@ class State:
                 if any(k in settings and settings[k] != self.settings.get(k) for k in ("system", "tools")):
                     self.epoch += 1
                 self.settings.update(settings)
-            case RunSettings(settings=settings):
+            case RunChange(settings=settings):
                 self.run_settings.update(settings)
             case RunStop():
                 self.stops.append(value)

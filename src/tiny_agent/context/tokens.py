@@ -41,11 +41,13 @@ class Serialized:
         self._memo[id(message)] = (message, text)
         return text
 
-    def chars(self, messages: Sequence[Message]) -> int:
-        """The length the estimator measures for these messages (as one JSON list)."""
+    def chars(self, messages: Sequence[Message], *, remember: bool = True) -> int:
+        """The length the estimator measures for these messages (as one JSON list); ``remember=False``
+        for messages made only to be measured (nothing of them is kept)."""
         if not messages:
             return 0
-        return sum(len(self.text(m)) for m in messages) + len(messages) + 1
+        measure = self.text if remember else (lambda m: canonical(m.to_dict()))
+        return sum(len(measure(m)) for m in messages) + len(messages) + 1
 
 
 @dataclass(frozen=True)
@@ -155,11 +157,11 @@ class TokenLedger:
             return None
         return total.cache_read_tokens / total.input_tokens
 
-    def estimate(self, messages: Sequence[Message]) -> int:
-        """Estimated tokens of these messages at the calibrated ratio."""
+    def estimate(self, messages: Sequence[Message], *, remember: bool = True) -> int:
+        """Estimated tokens of these messages at the calibrated ratio (``remember``: see ``Serialized.chars``)."""
         if not messages:
             return 0
-        return int(self.texts.chars(messages) / self.chars_per_token) + 1
+        return int(self.texts.chars(messages, remember=remember) / self.chars_per_token) + 1
 
     def estimate_chars(self, chars: int) -> int:
         """Estimated tokens of a prompt that measures ``chars`` (see ``prompt_chars``)."""

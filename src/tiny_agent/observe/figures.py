@@ -13,9 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from tiny_agent.observe.causes import SystemChange, miss_cause
-from tiny_agent.providers.registry import PROFILES
 from tiny_agent.store.base import CallTotals
-from tiny_agent.types import Usage
 
 __all__ = ["LAYERS", "Figures", "LayerFigures", "MissCause", "Sums", "unit_prices"]
 
@@ -122,24 +120,21 @@ def _unit_prices(provider: str | None, model: str) -> tuple[float, float] | None
     # genai-prices takes a tenth of a second to import: only a look back that prices anything needs it.
     from genai_prices import data_snapshot
 
-    from tiny_agent.providers.pricing import price_usd
+    from tiny_agent.providers.pricing import token_prices
+    from tiny_agent.providers.profile import PRICING_IDS
 
-    if provider is not None and provider in PROFILES:
-        pricing_id = PROFILES[provider].pricing_provider_id
-    elif provider is None:
+    if provider == "local":
+        return 0.0, 0.0
+    if provider is None:
         # A library session that did not record its provider: genai-prices knows the model's maker.
         try:
-            pricing_id = data_snapshot.get_snapshot().find_provider_model(model, None, None, None)[0].id
+            pricing_id: str | None = data_snapshot.get_snapshot().find_provider_model(model, None, None, None)[0].id
         except LookupError:
             return None
     else:
-        return (0.0, 0.0) if provider == "local" else None
-    # Priced on 1,000 tokens: the base tier, which is where nearly every call falls.
-    per_input = price_usd(Usage(1000, 0, 0, 0), model, pricing_id)
-    per_output = price_usd(Usage(0, 1000, 0, 0), model, pricing_id)
-    if per_input is None or per_output is None:
-        return None
-    return per_input / 1000, per_output / 1000
+        pricing_id = PRICING_IDS.get(provider)
+    prices = token_prices(model, pricing_id)
+    return (prices.input, prices.output) if prices is not None else None
 
 
 _SUMMED = [f.name for f in fields(CallTotals) if f.name not in ("key", "first_at", "last_at", "workspace")]

@@ -15,6 +15,7 @@ import datetime
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -24,7 +25,7 @@ from tiny_agent.context.config import DEFAULT_CONTEXT_WINDOW, ContextConfig
 from tiny_agent.observe.causes import miss_cause
 from tiny_agent.observe.stats import Stats, stats
 from tiny_agent.providers.pricing import context_window_of
-from tiny_agent.providers.registry import PROFILES
+from tiny_agent.providers.profile import PRICING_IDS
 from tiny_agent.store.base import CallQuery, Store
 
 __all__ = ["DailySeries", "SessionSeries", "daily_series", "plot_days", "plot_session", "session_series"]
@@ -75,6 +76,7 @@ def session_series(store: Store, session_id: str, query: CallQuery | None = None
     rows = store.calls(chosen)
     seqs = [r.seq for r in rows]
     configs = [(e.seq, e.body.get("settings") or {}) for e in store.entries(session_id, kinds=("config",))]
+    recorded = {e.seq: e.body.get("threshold") for e in store.entries(session_id, kinds=("call",))}
     cumulative = list(itertools.accumulate(r.cost_usd or 0.0 for r in rows))
     compactions: list[float] = []
     clearings: list[float] = []
@@ -90,7 +92,7 @@ def session_series(store: Store, session_id: str, query: CallQuery | None = None
         tuple(r.output_tokens or 0 for r in rows),
         tuple(cumulative),
         tuple(r.input_tokens or 0 for r in rows),
-        tuple(_threshold(configs, r.seq, r.model, r.provider) for r in rows),
+        tuple(_threshold(recorded.get(r.seq), configs, r.seq, r.model, r.provider) for r in rows),
         tuple(compactions),
         tuple(clearings),
         tuple((i + 1, miss_cause(r.miss)) for i, r in enumerate(rows) if r.miss),
@@ -99,7 +101,12 @@ def session_series(store: Store, session_id: str, query: CallQuery | None = None
 
 
 def plot_session(
-    store: Store, session_id: str, path: str | Path, *, query: CallQuery | None = None, size: tuple[int, int] = SIZE
+    store: Store,
+    session_id: str,
+    path: str | Path | BinaryIO,
+    *,
+    query: CallQuery | None = None,
+    size: tuple[int, int] = SIZE,
 ) -> SessionSeries:
     """Draw one session to a PNG of ``size`` pixels; returns the series drawn."""
     s = session_series(store, session_id, query)
@@ -168,7 +175,7 @@ def daily_series(result: Stats) -> DailySeries:
     )
 
 
-def plot_days(store: Store, result: Stats, path: str | Path, *, size: tuple[int, int] = SIZE) -> DailySeries:
+def plot_days(store: Store, result: Stats, path: str | Path | BinaryIO, *, size: tuple[int, int] = SIZE) -> DailySeries:
     """Draw dollars and hit rate per day over the sessions of ``result``; returns the series drawn."""
     if result.by != "day":
         q = result.query
@@ -195,7 +202,12 @@ def plot_days(store: Store, result: Stats, path: str | Path, *, size: tuple[int,
     return s
 
 
-def _threshold(configs: list[tuple[int, dict[str, object]]], seq: int, model: str, provider: str | None) -> int:
+def _threshold(
+    recorded: object, configs: list[tuple[int, dict[str, object]]], seq: int, model: str, provider: str | None
+) -> int:
+    """The threshold the call recorded; for a call from before 2026-12-02, worked out from the settings."""
+    if isinstance(recorded, int):
+        return recorded
     settings: dict[str, object] = {}
     for at, changed in configs:
         if at >= seq:
@@ -208,8 +220,7 @@ def _threshold(configs: list[tuple[int, dict[str, object]]], seq: int, model: st
         return int(compact_at)
     window = settings.get("context_window")
     if not isinstance(window, int):
-        pricing = PROFILES[provider].pricing_provider_id if provider is not None and provider in PROFILES else None
-        window = context_window_of(model, pricing) or DEFAULT_CONTEXT_WINDOW
+        window = context_window_of(model, PRICING_IDS.get(provider or "")) or DEFAULT_CONTEXT_WINDOW
     return int(compact_at * window)
 
 
@@ -219,6 +230,6 @@ def _figure(size: tuple[int, int]) -> Figure:
     return fig
 
 
-def _save(fig: Figure, path: str | Path) -> None:
+def _save(fig: Figure, path: str | Path | BinaryIO) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=DPI, format="png")

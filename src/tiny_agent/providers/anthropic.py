@@ -27,7 +27,7 @@ import httpx2
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.anthropic_reply import Accumulator, process
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
-from tiny_agent.providers.cache_rules import Ttl
+from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS, Ttl
 from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
 from tiny_agent.providers.http_errors import (
     check_base_url,
@@ -80,13 +80,13 @@ class AnthropicProvider:
         key_env: str | None = None,
         http_client: httpx2.Client | None = None,
         context_window: int | None = None,
-        cache_ttl: str = "5m",
+        cache_ttl: str = DEFAULT_TTL,
         cache_diagnostics: bool | None = None,
     ) -> None:
-        if cache_ttl not in ("5m", "1h"):
-            raise ConfigError(f"cache_ttl must be '5m' or '1h', not {cache_ttl!r}")
+        if cache_ttl not in TTLS:
+            raise ConfigError(f"cache_ttl must be one of {', '.join(TTLS)}, not {cache_ttl!r}")
         self.name = name
-        self.cache_ttl: Ttl = "1h" if cache_ttl == "1h" else "5m"
+        self.cache_ttl: Ttl = next(t for t in TTLS if t == cache_ttl)
         """Lifetime of the cache entries this adapter asks for; a 1h entry costs 2x the input price to write."""
         self.model = model
         self.max_tokens = max_tokens

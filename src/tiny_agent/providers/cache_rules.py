@@ -33,12 +33,14 @@ from tiny_agent.types import Wire
 
 __all__ = [
     "ANTHROPIC_MIN_TOKENS",
+    "DEFAULT_TTL",
     "ENV_MIN_TOKENS",
     "LOOKBACK_BLOCKS",
     "MAX_BREAKPOINTS",
     "OPENAI_INCREMENT",
     "OPENAI_MIN_TOKENS",
     "READ_MULTIPLIER",
+    "TTLS",
     "TTL_SECONDS",
     "WRITE_MULTIPLIER",
     "CacheMode",
@@ -51,6 +53,9 @@ __all__ = [
 ]
 
 Ttl = Literal["5m", "1h"]
+TTLS: tuple[Ttl, ...] = ("5m", "1h")
+DEFAULT_TTL: Ttl = "5m"
+"""The lifetime a request asks for unless told otherwise (Anthropic's own default)."""
 CacheMode = Literal["explicit", "automatic"]
 """explicit: only prefixes ending at a breakpoint are cached (Anthropic's ``cache_control``);
 automatic: the provider caches every long enough prefix by itself (OpenAI, DeepSeek, Moonshot, llama.cpp)."""

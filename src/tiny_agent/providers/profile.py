@@ -11,10 +11,10 @@ attributes or the bytes of a body it rendered.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from tiny_agent.providers.cache_rules import CacheRules, Ttl, rules_of
+from tiny_agent.providers.cache_rules import DEFAULT_TTL, CacheRules, Ttl, rules_of
 from tiny_agent.providers.pricing import TokenPrices, context_window_of, price_usd, token_prices
 from tiny_agent.providers.wire_check import (
     AnthropicCheck,
@@ -22,6 +22,7 @@ from tiny_agent.providers.wire_check import (
     WireCheck,
     check_anthropic_body,
     check_openai_body,
+    count_marks,
 )
 from tiny_agent.types import Usage, Wire
 
@@ -45,7 +46,7 @@ class ProviderProfile:
     wire: Wire
     model: str
     cache: CacheRules
-    cache_ttl: Ttl = "5m"
+    cache_ttl: Ttl = DEFAULT_TTL
     """The lifetime the requests ask for (Anthropic's ``ttl``); automatic caches have one lifetime."""
     prices: TokenPrices | None = None
     """Dollars per token by class; None when the model's price is unknown."""
@@ -61,8 +62,6 @@ class ProviderProfile:
     the decoding grammar changes), so a summary call may forbid them without a cache miss."""
     cache_home: str = ""
     """Where the cache lives when it is one server's memory (its URL, no credentials)."""
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    """Anything a profile of your own wants to carry; the engine does not read it."""
 
     @property
     def lifetime(self) -> float:
@@ -92,13 +91,11 @@ class ProviderProfile:
         """An incremental check of this wire (see ``wire_check``)."""
         return AnthropicCheck() if self.wire == "anthropic" else OpenAICheck()
 
-    def finish_check(self, check: WireCheck, marks: int) -> list[str]:
-        """The problems ``check`` found, with the body's ``marks`` held to the breakpoint limit."""
-        return check.finish(marks, self.cache.max_breakpoints)
-
-    def with_model(self, model: str) -> ProviderProfile:
-        """The same endpoint serving another model: its rules, prices and window."""
-        return profile_for(self.name, self.wire, model, cache_ttl=self.cache_ttl, context_window=None)
+    def finish_check(self, check: WireCheck, body: Mapping[str, Any]) -> tuple[list[str], int]:
+        """The problems ``check`` found in ``body`` (its breakpoints held to the limit), and how many
+        breakpoints the body carries."""
+        marks = count_marks(body) if self.cache.max_breakpoints else 0
+        return check.finish(marks, self.cache.max_breakpoints), marks
 
 
 def profile_for(
@@ -106,7 +103,7 @@ def profile_for(
     wire: Wire,
     model: str,
     *,
-    cache_ttl: Ttl = "5m",
+    cache_ttl: Ttl = DEFAULT_TTL,
     pricing_id: str | None = None,
     context_window: int | None = None,
     min_tokens: Mapping[str, int] | None = None,

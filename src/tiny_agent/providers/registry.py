@@ -15,7 +15,10 @@ from typing import Any
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import Provider, Wire
+from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS
 from tiny_agent.providers.http_errors import check_base_url
+from tiny_agent.providers.pricing import FREE
+from tiny_agent.providers.profile import PRICING_IDS, ProviderProfile, profile_for
 
 __all__ = [
     "AUTO_ORDER",
@@ -25,6 +28,8 @@ __all__ = [
     "PROFILES",
     "PROVIDER_NAMES",
     "Profile",
+    "offline_adapter",
+    "offline_profile",
     "resolve_provider",
 ]
 
@@ -44,8 +49,6 @@ class Profile:
     key_env: str
     """Environment variable holding the API key."""
     default_model: str
-    pricing_provider_id: str | None
-    """genai-prices provider id; None when the endpoint has no known price list."""
     base_url_env: str | None = None
     """Environment variable that overrides ``base_url``, where the provider's own SDK honours one."""
     keyless_with_base_url: bool = False
@@ -61,7 +64,6 @@ PROFILES: Mapping[str, Profile] = {
             "https://api.anthropic.com",
             "ANTHROPIC_API_KEY",
             "claude-sonnet-4-6",
-            "anthropic",
             base_url_env="ANTHROPIC_BASE_URL",
         ),
         Profile(
@@ -70,14 +72,11 @@ PROFILES: Mapping[str, Profile] = {
             "https://api.openai.com/v1",
             "OPENAI_API_KEY",
             "gpt-4o-mini",
-            "openai",
             base_url_env="OPENAI_BASE_URL",
             keyless_with_base_url=True,
         ),
-        Profile("deepseek", "openai", "https://api.deepseek.com", "DEEPSEEK_API_KEY", "deepseek-chat", "deepseek"),
-        Profile(
-            "moonshot", "openai", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY", "kimi-k2-0905-preview", "moonshotai"
-        ),
+        Profile("deepseek", "openai", "https://api.deepseek.com", "DEEPSEEK_API_KEY", "deepseek-chat"),
+        Profile("moonshot", "openai", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY", "kimi-k2-0905-preview"),
     )
 }
 
@@ -148,12 +147,54 @@ def resolve_provider(
 
             return AnthropicProvider(**common, **kwargs)
         case "openai":
-            if kwargs.pop("cache_ttl", "5m") != "5m":
+            if kwargs.pop("cache_ttl", DEFAULT_TTL) != DEFAULT_TTL:
                 raise ConfigError(f"a cache lifetime applies to Anthropic; {profile.name!r} caches automatically")
-            kwargs.setdefault("pricing_provider_id", profile.pricing_provider_id)
+            kwargs.setdefault("pricing_provider_id", PRICING_IDS.get(profile.name))
             from tiny_agent.providers.openai_compat import OpenAICompatProvider
 
             return OpenAICompatProvider(**common, **kwargs)
+
+
+def offline_profile(
+    name: str, model: str | None = None, *, cache_ttl: str = DEFAULT_TTL, context_window: int | None = None
+) -> ProviderProfile:
+    """The profile of the provider called ``name`` without building it (no key, no server): what a
+    replay prices and renders with. The local model's is the embedded model's (free, JSON tools)."""
+    if name == LOCAL:
+        from tiny_agent.providers.llama_process import EMBEDDED_MODEL_NAME
+
+        return profile_for(
+            LOCAL,
+            "openai",
+            model or EMBEDDED_MODEL_NAME,
+            context_window=context_window,
+            prices=FREE,
+            tool_grammar=True,
+            tool_choice_keeps_prefix=True,
+        )
+    known = PROFILES.get(name)
+    if known is None:
+        raise ConfigError(f"unknown provider {name!r}; known providers: {', '.join(PROVIDER_NAMES)}")
+    ttl = next((t for t in TTLS if t == cache_ttl), None)
+    if ttl is None:
+        raise ConfigError(f"cache_ttl must be one of {', '.join(TTLS)}, not {cache_ttl!r}")
+    if ttl != DEFAULT_TTL and known.wire != "anthropic":
+        raise ConfigError(f"a cache lifetime applies to Anthropic; {name!r} caches automatically")
+    return profile_for(name, known.wire, model or known.default_model, cache_ttl=ttl, context_window=context_window)
+
+
+def offline_adapter(profile: ProviderProfile) -> Provider:
+    """An adapter that renders for ``profile`` and sends nothing (a key it never uses)."""
+    if profile.wire == "anthropic":
+        from tiny_agent.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(
+            model=profile.model, api_key="rendering-only", name=profile.name, cache_ttl=profile.cache_ttl
+        )
+    from tiny_agent.providers.openai_compat import OpenAICompatProvider
+
+    mode = "json_schema" if profile.tool_grammar else "native"
+    return OpenAICompatProvider(model=profile.model, api_key="rendering-only", name=profile.name, tool_mode=mode)
 
 
 def _local(model: str | None, base_url: str | None, api_key: str | None, kwargs: dict[str, Any]) -> Provider:

@@ -60,6 +60,8 @@ class CallIndex:
         self._provider: str | None = None
         self._workspace: str | None = None
         self._previous: _Previous | None = None
+        """The newest answered call: what a call is compared with (its ``shared_messages`` too)."""
+        self._open: dict[int, _Previous] = {}
         self._pending: list[str] = []
 
     def add(self, kind: str, body: Mapping[str, Any], seq: int, at: float) -> None:
@@ -114,6 +116,7 @@ class CallIndex:
             if shared is not None and prev.messages is not None:
                 flags[3] = int(shared < prev.messages)
             expected = expected or prev.purpose != "turn"
+        self._open[seq] = _Previous(seq, purpose, model, tools, system, pins, messages)
         self.db.execute(
             f"INSERT OR REPLACE INTO calls ({CALL_COLUMNS}) VALUES ({', '.join('?' * 31)})",
             (
@@ -124,10 +127,12 @@ class CallIndex:
                 *flags, int(expected),
             ),
         )  # fmt: skip
-        self._previous = _Previous(seq, purpose, model, tools, system, pins, messages)
 
     def _done(self, body: Mapping[str, Any], at: float) -> None:
         call = _int(body.get("call"))
+        answered = self._open.pop(call, None) if call is not None else None
+        if answered is not None:
+            self._previous = answered
         usage = body.get("usage") or {}
         miss = body.get("miss")
         miss_text = redact(str(miss)) if miss else None
@@ -174,13 +179,13 @@ class CallIndex:
 
 
 def previous_call(db: sqlite3.Connection, session_id: str, seq: int) -> _Previous | None:
-    """The newest call before ``seq`` in the session's history, a fork's inherited calls included."""
+    """The newest answered call before ``seq`` in the session's history, a fork's inherited calls included."""
     sid: str | None = session_id
     limit = seq
     while sid is not None:
         row = db.execute(
             "SELECT seq, purpose, model, tools, system, pins, messages FROM calls"
-            " WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
+            " WHERE session_id = ? AND seq < ? AND status = 'done' ORDER BY seq DESC LIMIT 1",
             (sid, limit),
         ).fetchone()
         if row is not None:

@@ -25,8 +25,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tiny_agent.providers.base import Wire
+from tiny_agent.providers.cache_rules import rules_of
 from tiny_agent.providers.cache_sim import GenaiPricer, SimCall, Simulator
 from tiny_agent.providers.prefix import block_tokens
+from tiny_agent.providers.profile import PRICING_IDS
 from tiny_agent.testing.tasks import ScriptedTask, Task
 from tiny_agent.types import Block, TextBlock, ToolUseBlock
 
@@ -47,7 +49,8 @@ class Bill:
 @dataclass
 class _Route:
     model: ScriptedTask
-    provider_id: str | None
+    provider: str
+    """The profile name whose cache rules and price list bill this route ("anthropic", "deepseek"...)."""
     sims: dict[str, Simulator] = field(default_factory=dict)
     bills: list[Bill] = field(default_factory=list)
     served: int = 0
@@ -87,15 +90,15 @@ class BillingFake:
 
     # -- set up -------------------------------------------------------------------------------
 
-    def url(self, route: str, wire: Wire, *, provider_id: str | None = None) -> str:
-        """The base URL a provider of ``wire`` takes for ``route``; ``provider_id`` is the genai-prices
-        provider that prices it (by default the wire's own: "anthropic" or "openai")."""
+    def url(self, route: str, wire: Wire, *, provider: str | None = None) -> str:
+        """The base URL a provider of ``wire`` takes for ``route``, billed by the cache rules and prices
+        of the profile ``provider`` ("anthropic", "openai", "deepseek", "moonshot"; by default the wire's)."""
         if "/" in route or not route:
             raise ValueError(f"a route is one path segment, not {route!r}")
         with self._lock:
             if route not in self._routes:
                 model = ScriptedTask(self.tasks, self.summary_words, "toolu" if wire == "anthropic" else "call")
-                self._routes[route] = _Route(model, provider_id or wire)
+                self._routes[route] = _Route(model, provider or wire)
         port = self._httpd.server_address[1]
         return f"http://127.0.0.1:{port}/{route}" + ("/v1" if wire == "openai" else "")
 
@@ -134,8 +137,10 @@ class BillingFake:
             model = str(body.get("model") or "unknown")
             sim = route.sims.get(model)
             if sim is None:
-                pricer = GenaiPricer(model, route.provider_id) if route.provider_id else None
-                sim = route.sims[model] = Simulator(wire, model, pricer=pricer)
+                pricing = PRICING_IDS.get(route.provider)
+                pricer = GenaiPricer(model, pricing) if pricing else (lambda call: 0.0)
+                rules = rules_of(route.provider, model, wire)
+                sim = route.sims[model] = Simulator(wire, model, pricer=pricer, rules=rules)
             call = sim.send(self.clock(), body, output)
             route.served += 1
             number = route.served
