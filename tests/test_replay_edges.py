@@ -13,9 +13,9 @@ from tiny_agent.agent.run import Run
 from tiny_agent.agent.settings import RunSettings
 from tiny_agent.cli import main
 from tiny_agent.context.config import ContextConfig
-from tiny_agent.context.replay import replay
+from tiny_agent.context.replay import Policy, replay
 from tiny_agent.context.session import Session
-from tiny_agent.errors import ConfigError, ProviderConnectionError
+from tiny_agent.errors import CompactionError, ConfigError, ProviderConnectionError
 from tiny_agent.store.base import CallQuery
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider, tool_call
@@ -188,3 +188,65 @@ def test_every_setting_has_its_type_checked() -> None:
     for field in fields(ContextConfig):
         with pytest.raises(ConfigError, match=f"^{field.name} must be "):
             ContextConfig.of({field.name: ["a list"]})
+
+
+def test_a_manual_compaction_that_failed_is_billed_where_it_was_and_takes_no_summary(tmp_path: Path) -> None:
+    replies: list[object] = [tool_call("read_file", f"c{i}", path=f"{i}.txt") for i in range(8)]
+    replies += [Message.assistant("huge " * 20000)]  # the user's /compact: a summary too big, refused
+    replies += [Message.assistant("a short policy summary")]  # then the policy's compaction
+    replies += [tool_call("read_file", f"c{i}", path=f"{i}.txt") for i in range(8, 10)]
+    config = ContextConfig(clear_after=None, policy="fraction", compact_at=3500, keep_turns=2)
+    with SQLiteStore(tmp_path / "s.db") as store:
+        session = Session.start(store, tools=[READ], system="s " * 300, config=config)
+        session.context.record_run(provider="anthropic", model=MODEL)
+        ctx, p = session.context, provider(replies)
+        ctx.add_user("go")
+        turns(ctx, p, 8)
+        with pytest.raises(CompactionError, match="not smaller"):
+            ctx.compact(ctx.summarizer(p), keep_turns=3)
+        for i in range(8, 10):
+            ctx.maybe_clear(p)
+            ctx.maybe_compact(p)
+            turns(ctx, p, 1, start=i)
+        session.close()
+        result = replay(store.entries(session.id))
+    recorded, replayed = result.recorded.per_call, result.replayed.per_call
+    assert [c.purpose for c in recorded].count("compaction") == 2 and result.recorded.compactions == 1
+    assert [c.purpose for c in replayed] == [c.purpose for c in recorded]
+    assert [c.fingerprint for c in replayed] == [c.fingerprint for c in recorded]
+    assert sum(c.cost_usd or 0 for c in replayed) == pytest.approx(sum(c.cost_usd or 0 for c in recorded))
+
+
+def test_a_window_override_on_resume_is_not_the_models_window(tmp_path: Path) -> None:
+    replies: list[object] = [tool_call("read_file", f"c{i}", path=f"{i}.txt") for i in range(10)]
+    replies += [Message.assistant("done")]
+    config = ContextConfig(clear_after=None, policy="fraction")
+    with SQLiteStore(tmp_path / "s.db") as store:
+        session = Session.start(store, tools=[READ], system="s " * 300, config=config)
+        session.context.record_run(provider="anthropic", model=MODEL)
+        ctx, p = session.context, provider(replies)
+        ctx.add_user("go")
+        for i in range(10):
+            ctx.maybe_clear(p)
+            ctx.maybe_compact(p)
+            turns(ctx, p, 1, start=i)
+        ctx.configure(context_window=4000)  # as `--resume ID --context-window 4000` records it
+        ctx.complete(p)
+        session.close()
+        result = replay(store.entries(session.id))
+    assert result.recorded.compactions == result.replayed.compactions == 0
+    assert [c.fingerprint for c in result.replayed.per_call] == [c.fingerprint for c in result.recorded.per_call]
+
+
+def test_a_session_that_names_no_provider_replays_on_the_one_given(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "s.db") as store:
+        session = Session.start(store, tools=[READ], system="s")
+        session.context.add_user("go")
+        session.context.complete(ScriptedProvider([Message.assistant("done")], name="", model=MODEL))
+        session.close()
+        entries = store.entries(session.id)
+    with pytest.raises(ConfigError, match="give --provider"):
+        replay(entries)
+    result = replay(entries, Policy(provider="anthropic"))
+    assert len(result.replayed.per_call) == len(result.recorded.per_call) == 1
+    assert result.replayed.per_call[0].cost_usd

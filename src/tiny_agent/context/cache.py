@@ -112,14 +112,15 @@ def shared_layers(
 
 def shared_messages(
     previous: Mapping[str, Any], chain: Sequence[str], previous_chain: Sequence[str] | None = None
-) -> int:
+) -> int | None:
     """How many leading messages a request (its message chain ``chain``) shares with the request
-    fingerprinted ``previous``: exactly where the previous chain is at hand, else all or nothing."""
+    fingerprinted ``previous``: exactly where the previous chain is at hand, else all of them when the
+    fingerprint's chain matches, else None (unknown: the fingerprint cannot say how many)."""
     count = previous.get("messages")
     if isinstance(count, int) and 0 < count <= len(chain) and chain[count - 1] == previous.get("chain"):
         return count
     if previous_chain is None:
-        return 0
+        return None
     common = 0
     for a, b in zip(previous_chain, chain, strict=False):
         if a != b:

@@ -64,6 +64,7 @@ class Recording:
     figures: Figures
     policy: Policy
     baseline: Figures | None = None
+    baseline_profile: ProviderProfile | None = None
     scale: float | None = None
     """Recorded tokens per simulator token, over the requests the baseline replayed as recorded."""
 
@@ -89,9 +90,12 @@ def replay(entries: Sequence[Entry] | Recording, policy: Policy | None = None) -
     own = recording.policy
     if not (policy.provider or own.provider):
         raise ConfigError("the session does not say which provider it ran on; give --provider (and --model)")
+    if not own.provider:  # the session does not say: the provider the replay is asked for
+        own = dataclasses.replace(own, provider=policy.provider)
     own_profile = _profile(own, own, recording)
     profile = _profile(policy, own, recording)
-    if recording.baseline is None:
+    if recording.baseline is None or recording.baseline_profile != own_profile:
+        recording.baseline_profile = own_profile
         # The recorded policy first: its requests are the recorded ones, which calibrates the
         # simulator's token counts against what was billed (its tokenizer is not the provider's).
         recording.baseline, pairs = _replayed(recording, Policy(), own_profile, None, as_recorded=True)
@@ -200,6 +204,7 @@ def _replayed(
         tokens_per_sim_token=scale,
         summary_tokens=policy.summary_tokens,
     )
+    repeated: dict[int, int] = {}
     overrides = dict(policy.config)
     if overrides:
         ctx.configure(**overrides)
@@ -213,6 +218,11 @@ def _replayed(
                     ctx.append([value])
                 case ConfigChange(settings=settings):
                     ctx.configure(**{**settings, **overrides})
+                case CallOpened() if entry.seq in recording.recorded.unreplayed:
+                    provider.repeat(entry.seq)  # and on the log, as the recording's ledger saw it
+                    repeated[entry.seq] = ctx.append([value])[0].seq
+                case CallDone(call=call) if call in repeated:
+                    ctx.append([dataclasses.replace(value, call=repeated.pop(call))])
                 case CallOpened(purpose="turn"):
                     if value.decided:  # where the recording consulted the policy (the loop: every turn)
                         ctx.maybe_clear(provider)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tiny_agent.context.entries import CallDone, CallOpened, CompactionMark, Response, TypedEntry
+from tiny_agent.context.entries import CallDone, CallOpened, CompactionMark, ConfigChange, Response, TypedEntry
 from tiny_agent.context.render import Rendered
 from tiny_agent.context.replay_figures import CallFigures
 from tiny_agent.context.tokens import DEFAULT_CHARS_PER_TOKEN, CallRecord
@@ -41,6 +41,8 @@ class Recorded:
     responses: dict[int, Response] = field(default_factory=dict)
     """The reply to each turn call, by the seq of its ``call`` entry."""
     records: dict[int, CallRecord] = field(default_factory=dict)
+    opened: dict[int, CallOpened] = field(default_factory=dict)
+    """Every call entry, by its seq."""
     calls: list[tuple[CallOpened, CallRecord]] = field(default_factory=list)
     """Every answered call, in order."""
     sizes: dict[str, CallRecord] = field(default_factory=dict)
@@ -53,21 +55,28 @@ class Recorded:
     ratios: dict[str, float] = field(default_factory=dict)
     """Characters per token by purpose, the median over the recorded calls."""
     window: int | None = None
-    """The context window the newest recorded call was sized against."""
+    """The provider's context window the newest recorded call was sized against (not an override)."""
+    unreplayed: set[int] = field(default_factory=set)
+    """Calls a replay cannot redo, repeated as recorded: the summary calls of a manual compaction
+    that failed (it left no mark saying what was asked)."""
 
     @staticmethod
     def of(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Recorded:
         found = Recorded()
-        opened: dict[int, CallOpened] = {}
+        opened = found.opened
         pending: list[tuple[CallDone, int | None]] = []
         ratios: dict[str, list[float]] = {}
+        overridden = False
         for entry, values in typed:
             for value in values:
-                if isinstance(value, CallOpened):
+                if isinstance(value, ConfigChange) and "context_window" in value.settings:
+                    overridden = value.settings["context_window"] is not None
+                elif isinstance(value, CallOpened):
                     opened[entry.seq] = value
-                    found.window = value.window or found.window
+                    if not overridden:
+                        found.window = value.window or found.window
                     if value.purpose == "turn":  # summary calls before a turn: a compaction that failed
-                        found.policy_replies.extend(_replies(pending, None))
+                        found._failed(pending, opened)
                         pending = []
                 elif isinstance(value, Response) and value.call is not None:
                     found.responses[value.call] = value
@@ -82,15 +91,25 @@ class Recorded:
                         pending.append((value, record.usage.output_tokens))
                 elif isinstance(value, CompactionMark):
                     found.summaries.append(value.summary)
-                    replies = _replies(pending, value.summary)
+                    # Its own calls: the policy's or the user's; any other is a compaction that failed.
+                    own = [c for c in pending if opened[c[0].call].decided != value.manual]
+                    found._failed([c for c in pending if c not in own], opened)
+                    replies = _replies(own, value.summary)
                     if value.manual:
                         found.manual_replies[entry.seq] = replies
                     else:
                         found.policy_replies.extend(replies)
                     pending = []
-        found.policy_replies.extend(_replies(pending, None))
+        found._failed(pending, opened)
         found.ratios = {k: statistics.median(v) for k, v in ratios.items()}
         return found
+
+    def _failed(self, calls: Sequence[tuple[CallDone, int | None]], opened: Mapping[int, CallOpened]) -> None:
+        """Summary calls of a compaction that failed: the policy's are asked again by the replay's
+        policy (which may fail or not); a manual one's are repeated as they were."""
+        policy = [(done, output) for done, output in calls if opened[done.call].decided]
+        self.policy_replies.extend(_replies(policy, None))
+        self.unreplayed.update(done.call for done, _ in calls if not opened[done.call].decided)
 
     def ratio(self, purpose: str) -> float:
         return self.ratios.get(purpose) or self.ratios.get("turn") or DEFAULT_CHARS_PER_TOKEN
@@ -152,7 +171,7 @@ class ReplayProvider:
         self._adapter = offline_adapter(profile)
         self._sim = Simulator(profile.wire, profile.model, rules=profile.cache, pricer=lambda call: 0.0)
         self._armed: int | None = None
-        self._in_step = as_recorded
+        self._in_step = self._as_recorded = as_recorded
         self._policy_replies = list(recorded.policy_replies)
         self._manual: list[Reply] | None = None
         self._scale = tokens_per_sim_token
@@ -172,6 +191,26 @@ class ReplayProvider:
     def manual(self, mark_seq: int | None) -> None:
         """Summary requests from now on are the manual compaction's at ``mark_seq`` (None: the policy's)."""
         self._manual = None if mark_seq is None else list(self._recorded.manual_replies.get(mark_seq, []))
+
+    def repeat(self, call_seq: int) -> None:
+        """Bill a call the replay cannot redo (see ``Recorded.unreplayed``) as recorded, repriced on
+        the profile (estimated unless the profile is the recording's)."""
+        record, opened = self._recorded.records[call_seq], self._recorded.opened[call_seq]
+        usage = record.usage
+        self.figures.append(
+            CallFigures(
+                record.purpose,
+                self._engine.clock(),
+                usage.input_tokens or 0,
+                usage.cache_read_tokens or 0,
+                usage.cache_write_tokens or 0,
+                usage.output_tokens or 0,
+                self._profile.price(usage),
+                not self._as_recorded,
+                True,
+                opened.fingerprint,
+            )
+        )
 
     def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
         return self._adapter.wire_messages(message, names)

@@ -51,6 +51,7 @@ class Shrinkable(Protocol):
 
     clock: Callable[[], float]
     failed_at: int | None
+    decided: bool
 
     @property
     def state(self) -> State: ...
@@ -137,6 +138,7 @@ def compact(
     if state.compactions:
         transcript = f"{state.compactions[-1].text()}\n\n{transcript}"
     kept = sum(1 for m in recent[cut:] if m.role == "assistant")
+    consulted, ctx.decided = ctx.decided, ctx.decided and not manual  # its calls are not the policy's
     try:
         if summarizer is not None:
             prose = summarizer(transcript)
@@ -148,6 +150,8 @@ def compact(
         raise
     except Exception as exc:
         raise CompactionError(f"the summary call failed, history left unchanged: {exc}") from exc
+    finally:
+        ctx.decided = consulted
     if not prose or not prose.strip():
         raise CompactionError("the summary call returned no text, history left unchanged")
     record = WorkRecord.from_messages(state.messages[: base + cut], state.pins).render()
