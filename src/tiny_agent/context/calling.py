@@ -68,7 +68,7 @@ def call(
     *,
     stream: bool = False,
     on_event: OnProviderEvent | None = None,
-) -> tuple[ModelResponse, CallRecord]:
+) -> ModelResponse:
     state = engine.state
     profile = provider.profile
     if state.last_done is not None and state.last_done[1].response_id:
@@ -128,7 +128,7 @@ def call(
         engine.append([Response(content, entry.seq), done])
     else:
         engine.append([done])
-    return response, state.ledger.calls[-1]
+    return response
 
 
 def previous_request(engine: Recorder) -> Before | None:

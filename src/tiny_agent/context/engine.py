@@ -163,7 +163,7 @@ class Context(Conversation):
     ) -> ModelResponse:
         """One model call, on the record: a ``call`` entry is committed before the send, and the
         response (for a turn) with its ``call_done`` after it, or a ``call_failed``."""
-        return calling.call(self, provider, prompt, purpose, stream=stream, on_event=on_event)[0]
+        return calling.call(self, provider, prompt, purpose, stream=stream, on_event=on_event)
 
     def previous_request(self) -> Before | None:
         """The previous request, for the miss diagnosis (see ``calling.previous_request``)."""

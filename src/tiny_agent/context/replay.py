@@ -51,7 +51,7 @@ from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import offline_profile
 from tiny_agent.types import Entry
 
-__all__ = ["CallFigures", "Figures", "Policy", "Recording", "Replay", "recorded_policy", "replay", "sweep"]
+__all__ = ["CallFigures", "Figures", "Policy", "Recording", "Replay", "replay", "sweep"]
 
 
 @dataclass
@@ -74,11 +74,6 @@ class Recording:
         policy = _policy(typed)
         recorded = Recorded.of(typed)
         return Recording(typed, recorded, _recorded(typed, policy.provider or "", policy.model or ""), policy)
-
-
-def recorded_policy(entries: Sequence[Entry]) -> Policy:
-    """The policy a session recorded (its thresholds, cache lifetime, provider and model)."""
-    return _policy([(entry, _decoded(entry)) for entry in entries])
 
 
 def replay(entries: Sequence[Entry] | Recording, policy: Policy | None = None) -> Replay:

@@ -118,11 +118,9 @@ class TokenLedger:
         """The ratio the turns' estimates use."""
         return self.ratios.get("turn", DEFAULT_CHARS_PER_TOKEN)
 
-    def record(self, call: CallRecord, prompt: Prompt | None = None, *, chars: int | None = None) -> None:
-        """Add a call; with its prompt (or its length), recalibrate that purpose's ratio."""
+    def record(self, call: CallRecord, *, chars: int | None = None) -> None:
+        """Add a call; with its request's length, recalibrate that purpose's ratio."""
         self.calls.append(call)
-        if chars is None and prompt is not None:
-            chars = prompt_chars(prompt, self.texts)
         if chars and call.usage.input_tokens:
             self.ratios[call.purpose] = max(1.0, chars / call.usage.input_tokens)
 

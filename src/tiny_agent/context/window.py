@@ -29,8 +29,6 @@ class Window:
     """The log's message at each position (the first one before its summary was merged in)."""
     compaction: Compaction | None = None
     stubs: Mapping[str, str] = field(default_factory=dict)
-    epoch: int = 0
-    """Bumped whenever the window is rebuilt (a compaction, a clearing): positions no longer line up."""
 
     def append(self, message: Message) -> None:
         if self.compaction is not None and message.role == "user" and self._summary_only():
@@ -54,7 +52,6 @@ class Window:
         if compaction is not None and (not self.origins or self.origins[0].role != "user"):
             self.messages.insert(0, Message("user", (TextBlock(compaction.text()),)))
             self.origins.insert(0, self.messages[0])
-        self.epoch += 1
 
     def _shown(self, position: int, message: Message) -> Message:
         if self.stubs:

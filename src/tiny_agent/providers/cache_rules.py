@@ -25,7 +25,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
 from tiny_agent.errors import ConfigError
@@ -126,8 +126,6 @@ class CacheRules:
     writes_billed: bool = True
     """Whether a cache write costs more than plain input (Anthropic, GPT-5.6+); automatic caches before
     GPT-5.6, DeepSeek and Moonshot write for free."""
-    one_server: bool = False
-    """The cache is the memory of one server process (a llama.cpp server): a new server starts empty."""
 
 
 def normalise_model(model: str) -> str:
@@ -171,8 +169,7 @@ def rules_of(profile: str, model: str, wire: Wire, overrides: Mapping[str, int] 
     "deepseek", "moonshot", "local", or any other name for a server of that wire)."""
     if profile == "local":
         # llama.cpp keeps any prefix in its slot until another replaces it; nothing is billed.
-        rules = _automatic(wire, model, 0, 1, math.inf, writes_billed=False, read=1.0)
-        return replace(rules, one_server=True)
+        return _automatic(wire, model, 0, 1, math.inf, writes_billed=False, read=1.0)
     if wire == "anthropic":
         return CacheRules(wire, model, min_cacheable_tokens(model, wire, overrides))
     if profile in _AUTOMATIC_FREE_WRITES:

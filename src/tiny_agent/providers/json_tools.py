@@ -21,7 +21,6 @@ __all__ = [
     "SCHEMA_NAME",
     "parse_reply",
     "render_message",
-    "render_messages",
     "response_format",
     "tool_instructions",
 ]
@@ -75,14 +74,9 @@ def tool_instructions(tools: Sequence[ToolSpec]) -> str:
     return "\n".join(lines)
 
 
-def render_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Chat messages without tool roles: calls as the JSON the model wrote, results as user turns."""
-    names: dict[str, str] = {}
-    return [render_message(m, names) for m in messages]
-
-
 def render_message(message: Message, names: dict[str, str]) -> dict[str, Any]:
-    """One message of ``render_messages``; ``names`` (tool_use id -> tool name so far) gains its calls."""
+    """A chat message without tool roles: calls as the JSON the model wrote, results as user turns;
+    ``names`` (tool_use id -> tool name so far) gains its calls."""
     parts: list[str] = []
     for block in message.content:
         if isinstance(block, TextBlock):

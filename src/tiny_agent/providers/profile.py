@@ -68,13 +68,6 @@ class ProviderProfile:
         """Seconds a cache entry lives after its last use, at the requested TTL."""
         return float(self.cache.ttl_seconds[self.cache_ttl])
 
-    @property
-    def write_price(self) -> float | None:
-        """A cache write at the requested TTL, per token."""
-        if self.prices is None:
-            return None
-        return self.prices.write_1h if self.cache_ttl == "1h" else self.prices.write
-
     def price(self, usage: Usage) -> float | None:
         """Cost in USD of one call with ``usage``; None when the price or the counts are unknown."""
         if self.pricing_id is not None:
