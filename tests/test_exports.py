@@ -23,3 +23,10 @@ def test_importing_the_cli_loads_no_provider_sdk() -> None:
     code = "import sys, tiny_agent.cli; print(sorted(m for m in ('anthropic', 'openai') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_cli_start_up_loads_no_price_data_plot_or_tracing_library() -> None:
+    heavy = ("genai_prices", "matplotlib", "opentelemetry")
+    code = f"import sys, tiny_agent.cli.app; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from tiny_agent.observe.causes import SystemChange, miss_cause
+from tiny_agent.providers.pricing import maker_of, token_prices
+from tiny_agent.providers.profile import PRICING_IDS
 from tiny_agent.store.base import CallTotals
 
 __all__ = ["LAYERS", "Figures", "LayerFigures", "MissCause", "Sums", "unit_prices"]
@@ -117,22 +119,10 @@ def unit_prices(models: Iterable[tuple[str | None, str]]) -> dict[tuple[str | No
 
 
 def _unit_prices(provider: str | None, model: str) -> tuple[float, float] | None:
-    # genai-prices takes a tenth of a second to import: only a look back that prices anything needs it.
-    from genai_prices import data_snapshot
-
-    from tiny_agent.providers.pricing import token_prices
-    from tiny_agent.providers.profile import PRICING_IDS
-
     if provider == "local":
         return 0.0, 0.0
-    if provider is None:
-        # A library session that did not record its provider: genai-prices knows the model's maker.
-        try:
-            pricing_id: str | None = data_snapshot.get_snapshot().find_provider_model(model, None, None, None)[0].id
-        except LookupError:
-            return None
-    else:
-        pricing_id = PRICING_IDS.get(provider)
+    # A library session that did not record its provider: genai-prices knows the model's maker.
+    pricing_id = maker_of(model) if provider is None else PRICING_IDS.get(provider)
     prices = token_prices(model, pricing_id)
     return (prices.input, prices.output) if prices is not None else None
 

@@ -42,8 +42,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import genai_prices
-
 from tiny_agent.providers.cache_rules import CacheRules, Ttl, cache_rules
 from tiny_agent.providers.prefix import PrefixBlock, breakpoints, canonical, prefix_blocks, ttls_in_order
 from tiny_agent.types import Usage, Wire
@@ -135,6 +133,8 @@ class GenaiPricer:
     provider_id: str
 
     def __call__(self, call: SimCall) -> float:
+        import genai_prices  # where a price is asked for: see providers.pricing
+
         usage = genai_prices.Usage(
             input_tokens=call.input_tokens,
             output_tokens=call.output_tokens,

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-import genai_prices
-from genai_prices import data_snapshot
-
 from tiny_agent.types import Usage
 
-__all__ = ["TokenPrices", "context_window_of", "price_usd", "token_prices"]
+# genai-prices is imported where a price is looked up, not here: it takes a fifth of a second, and
+# every command imports this module (the budget, the profiles) whether it prices anything or not.
+
+__all__ = ["TokenPrices", "context_window_of", "maker_of", "price_usd", "token_prices"]
 
 _MILLION = 1_000_000
 
@@ -59,6 +59,8 @@ def token_prices(model: str, provider_id: str | None, at: datetime.datetime | No
     the model or provider has no known price list."""
     if provider_id is None:
         return None
+    from genai_prices import data_snapshot
+
     try:
         _, info = data_snapshot.get_snapshot().find_provider_model(model, None, provider_id, None)
         price = info.get_prices(at or datetime.datetime.now(datetime.UTC))
@@ -102,6 +104,8 @@ def price_usd(usage: Usage, model: str, provider_id: str | None) -> float | None
         # Anthropic's 1-hour writes cost 2x, not 1.25x; genai-prices counts them inside the total.
         "cache_write_1h_tokens": _one_hour_writes(usage),
     }
+    import genai_prices
+
     # genai-prices drops None values itself; passing them keeps "unknown" distinct from 0.
     price_usage = genai_prices.Usage(**counts)
     try:
@@ -116,11 +120,23 @@ def context_window_of(model: str, provider_id: str | None) -> int | None:
     """The model's context window in tokens according to genai-prices, or None when unknown."""
     if provider_id is None:
         return None
+    from genai_prices import data_snapshot
+
     try:
         _, info = data_snapshot.get_snapshot().find_provider_model(model, None, provider_id, None)
     except LookupError:
         return None
     return info.context_window
+
+
+def maker_of(model: str) -> str | None:
+    """The genai-prices provider id of the model's maker, guessed from its name; None if unknown."""
+    from genai_prices import data_snapshot
+
+    try:
+        return data_snapshot.get_snapshot().find_provider_model(model, None, None, None)[0].id
+    except LookupError:
+        return None
 
 
 def _one_hour_writes(usage: Usage) -> int | None:
