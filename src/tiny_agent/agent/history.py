@@ -19,7 +19,6 @@ from tiny_agent.context.entries import (
     Clearing,
     CompactionMark,
     ConfigChange,
-    EntryError,
     Note,
     PinChange,
     Response,
@@ -29,7 +28,7 @@ from tiny_agent.context.entries import (
     TypedEntry,
     UserInput,
 )
-from tiny_agent.context.entry_codec import decode
+from tiny_agent.context.entry_codec import read
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import UnreadableEntry
 from tiny_agent.observe.causes import excerpt
@@ -44,12 +43,11 @@ def history_lines(entries: Sequence[Entry], unreadable: list[UnreadableEntry] | 
     reader = _Reader()
     for entry in entries:
         try:
-            values = decode(entry)
-        except EntryError as exc:
-            error = UnreadableEntry(entry.seq, entry.kind, str(exc))
+            values = read(entry)
+        except UnreadableEntry as error:
             if unreadable is not None:
                 unreadable.append(error)
-            yield f"#{entry.seq} [unreadable {entry.kind} entry: {exc}]"
+            yield f"#{entry.seq} [unreadable {entry.kind} entry: {error.reason}]"
             continue
         for value in values:
             yield from reader.lines(entry, value)

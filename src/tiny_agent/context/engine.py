@@ -31,7 +31,7 @@ from tiny_agent.context.legality import repair
 from tiny_agent.context.log import Log
 from tiny_agent.context.render import Rendered, Renderer
 from tiny_agent.context.state import State
-from tiny_agent.context.window import spec_dict, spec_of, system_blocks, window
+from tiny_agent.context.window import spec_dict, system_blocks, window
 from tiny_agent.errors import IllegalRequestError
 from tiny_agent.providers.base import Provider
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, ToolSpec
@@ -136,8 +136,7 @@ class Context(Conversation):
         """The turn prompt as the log stood before entry ``before_seq`` (a resumed miss diagnosis)."""
         state = State.of(e for e in self.entries if e.seq < before_seq)
         messages = tuple(state.window.messages)
-        tools = tuple(spec_of(t) for t in state.settings.get("tools") or ())
-        return Prompt(system_blocks(state.system, state.pins), tools, messages, plan_cache(messages))
+        return Prompt(system_blocks(state.system, state.pins), self._tools_of(state), messages, plan_cache(messages))
 
     # -- calling the model --------------------------------------------------------------------
 

@@ -30,10 +30,11 @@ from tiny_agent.context.entries import (
     split_settings,
 )
 from tiny_agent.context.tokens import CallRecord
+from tiny_agent.errors import UnreadableEntry
 from tiny_agent.store.base import UNREADABLE, NewEntry
 from tiny_agent.types import Block, Entry, ToolResultBlock, block_from_dict
 
-__all__ = ["BODY_VERSION", "decode", "encode"]
+__all__ = ["BODY_VERSION", "decode", "encode", "read"]
 
 BODY_VERSION = 1
 
@@ -87,6 +88,14 @@ def encode(value: TypedEntry) -> NewEntry:
         case RunStop(reason=reason, steps=steps, detail=detail):
             body.update(reason=reason, steps=steps, detail=detail)
     return value.kind, body
+
+
+def read(entry: Entry) -> list[TypedEntry]:
+    """``decode``, with an entry that cannot be read raised as ``UnreadableEntry`` (its seq and kind)."""
+    try:
+        return decode(entry)
+    except EntryError as exc:
+        raise UnreadableEntry(entry.seq, entry.kind, str(exc)) from exc
 
 
 def decode(entry: Entry) -> list[TypedEntry]:

@@ -20,29 +20,16 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from typing import Protocol
+from typing import Protocol, get_args
 
+from tiny_agent.context.entries import TypedEntry
 from tiny_agent.store.base import NewEntry, Store
 from tiny_agent.types import Entry
 
 __all__ = ["ENTRY_KINDS", "Log", "MemoryLog", "StoredLog"]
 
-ENTRY_KINDS: tuple[str, ...] = (
-    "user",
-    "response",
-    "tool_result",
-    "compaction",
-    "clear",
-    "call",
-    "call_done",
-    "call_failed",
-    "pin",
-    "config",
-    "run",
-    "note",
-    "stop",
-)
-"""Every kind of entry (``context.entries`` has a typed value for each)."""
+ENTRY_KINDS: tuple[str, ...] = tuple(t.kind for t in get_args(TypedEntry))
+"""Every kind of entry: one per typed value of ``context.entries``."""
 
 
 class Log(Protocol):

@@ -33,7 +33,6 @@ from tiny_agent.context.entries import (
     CallOpened,
     CompactionMark,
     ConfigChange,
-    EntryError,
     PinChange,
     Response,
     RunChange,
@@ -41,11 +40,11 @@ from tiny_agent.context.entries import (
     TypedEntry,
     UserInput,
 )
-from tiny_agent.context.entry_codec import decode
+from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
 from tiny_agent.context.replay_figures import CallFigures, Figures, Policy, Replay
 from tiny_agent.context.replay_provider import Recorded, ReplayProvider
-from tiny_agent.errors import CompactionError, ConfigError, UnreadableEntry
+from tiny_agent.errors import CompactionError, ConfigError
 from tiny_agent.providers.cache_rules import DEFAULT_TTL
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import offline_profile
@@ -70,7 +69,7 @@ class Recording:
 
     @staticmethod
     def of(entries: Sequence[Entry]) -> Recording:
-        typed = [(entry, _decoded(entry)) for entry in entries]
+        typed = [(entry, read(entry)) for entry in entries]
         policy = _policy(typed)
         recorded = Recorded.of(typed)
         return Recording(typed, recorded, _recorded(typed, policy.provider or "", policy.model or ""), policy)
@@ -120,13 +119,6 @@ def sweep(
                 config[key] = value
         out.append(replay(recording, dataclasses.replace(base, config=config, **fields)))
     return out
-
-
-def _decoded(entry: Entry) -> list[TypedEntry]:
-    try:
-        return decode(entry)
-    except EntryError as exc:
-        raise UnreadableEntry(entry.seq, entry.kind, str(exc)) from exc
 
 
 def _policy(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Policy:

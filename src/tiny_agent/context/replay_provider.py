@@ -8,7 +8,6 @@ as ``context.replay`` describes, and every call's figures are kept for the compa
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from typing import Any, Protocol
 from tiny_agent.context.entries import CallDone, CallOpened, CompactionMark, ConfigChange, Response, TypedEntry
 from tiny_agent.context.render import Rendered
 from tiny_agent.context.replay_figures import CallFigures
-from tiny_agent.context.tokens import DEFAULT_CHARS_PER_TOKEN, CallRecord
+from tiny_agent.context.tokens import DEFAULT_CHARS_PER_TOKEN, CallRecord, canonical
 from tiny_agent.providers.cache_sim import SimCall, Simulator
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import offline_adapter
@@ -84,7 +83,7 @@ class Recorded:
                     call, record = opened[value.call], value.record
                     found.records[value.call] = record
                     found.calls.append((call, record))
-                    found.sizes.setdefault(fingerprint_key(call.fingerprint), record)
+                    found.sizes.setdefault(canonical(call.fingerprint), record)
                     if record.usage.input_tokens and call.chars:
                         ratios.setdefault(call.purpose, []).append(call.chars / record.usage.input_tokens)
                     if record.purpose != "turn":
@@ -135,10 +134,6 @@ def _replies(calls: Sequence[tuple[CallDone, int | None]], summary: str | None) 
         if blocks is not None:
             out.append((blocks, output))
     return out
-
-
-def fingerprint_key(fingerprint: Any) -> str:
-    return json.dumps(fingerprint, sort_keys=True, default=str)
 
 
 class _Engine(Protocol):
@@ -271,11 +266,9 @@ class ReplayProvider:
 
     def _usage(self, rendered: Rendered, call: SimCall, purpose: str, output: int) -> tuple[Usage, bool]:
         index = len(self.figures)
-        key = fingerprint_key(rendered.fingerprint)
+        key = canonical(rendered.fingerprint)
         recorded = self._recorded.calls[index] if index < len(self._recorded.calls) else None
-        here = (
-            recorded is not None and recorded[0].purpose == purpose and fingerprint_key(recorded[0].fingerprint) == key
-        )
+        here = recorded is not None and recorded[0].purpose == purpose and canonical(recorded[0].fingerprint) == key
         self._in_step = self._in_step and here
         if self._in_step and recorded is not None:
             if recorded[1].usage.input_tokens:

@@ -21,7 +21,6 @@ from tiny_agent.context.entries import (
     Clearing,
     CompactionMark,
     ConfigChange,
-    EntryError,
     Note,
     PinChange,
     Response,
@@ -31,10 +30,9 @@ from tiny_agent.context.entries import (
     TypedEntry,
     UserInput,
 )
-from tiny_agent.context.entry_codec import decode
+from tiny_agent.context.entry_codec import read
 from tiny_agent.context.tokens import CallRecord, TokenLedger
 from tiny_agent.context.window import Window
-from tiny_agent.errors import UnreadableEntry
 from tiny_agent.types import Block, Entry, Message, ToolResultBlock
 
 __all__ = ["OpenCall", "State"]
@@ -98,10 +96,7 @@ class State:
 
     def apply(self, entry: Entry) -> None:
         """Fold one entry in; ``UnreadableEntry`` if it cannot be read."""
-        try:
-            values = decode(entry)
-        except EntryError as exc:
-            raise UnreadableEntry(entry.seq, entry.kind, str(exc)) from exc
+        values = read(entry)
         self.head = entry.seq
         for value in values:
             self._apply(entry, value)

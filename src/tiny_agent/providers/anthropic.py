@@ -27,7 +27,7 @@ import httpx2
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.anthropic_reply import Accumulator, process
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
-from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS, Ttl
+from tiny_agent.providers.cache_rules import DEFAULT_TTL, Ttl, checked_ttl
 from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
 from tiny_agent.providers.http_errors import (
     check_base_url,
@@ -83,10 +83,8 @@ class AnthropicProvider:
         cache_ttl: str = DEFAULT_TTL,
         cache_diagnostics: bool | None = None,
     ) -> None:
-        if cache_ttl not in TTLS:
-            raise ConfigError(f"cache_ttl must be one of {', '.join(TTLS)}, not {cache_ttl!r}")
         self.name = name
-        self.cache_ttl: Ttl = next(t for t in TTLS if t == cache_ttl)
+        self.cache_ttl: Ttl = checked_ttl(cache_ttl, "anthropic", name)
         """Lifetime of the cache entries this adapter asks for; a 1h entry costs 2x the input price to write."""
         self.model = model
         self.max_tokens = max_tokens

@@ -47,6 +47,7 @@ __all__ = [
     "CacheRules",
     "Ttl",
     "cache_rules",
+    "checked_ttl",
     "min_cacheable_tokens",
     "normalise_model",
     "rules_of",
@@ -56,6 +57,18 @@ Ttl = Literal["5m", "1h"]
 TTLS: tuple[Ttl, ...] = ("5m", "1h")
 DEFAULT_TTL: Ttl = "5m"
 """The lifetime a request asks for unless told otherwise (Anthropic's own default)."""
+
+
+def checked_ttl(cache_ttl: str, wire: Wire, provider: str) -> Ttl:
+    """``cache_ttl`` as a lifetime ``provider`` (of ``wire``) can be asked for, or ConfigError."""
+    if cache_ttl != DEFAULT_TTL and wire != "anthropic":
+        raise ConfigError(f"a cache lifetime applies to Anthropic; {provider!r} caches automatically")
+    for ttl in TTLS:
+        if ttl == cache_ttl:
+            return ttl
+    raise ConfigError(f"cache_ttl must be one of {', '.join(TTLS)}, not {cache_ttl!r}")
+
+
 CacheMode = Literal["explicit", "automatic"]
 """explicit: only prefixes ending at a breakpoint are cached (Anthropic's ``cache_control``);
 automatic: the provider caches every long enough prefix by itself (OpenAI, DeepSeek, Moonshot, llama.cpp)."""

@@ -15,10 +15,10 @@ from typing import Any
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import Provider, Wire
-from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS
+from tiny_agent.providers.cache_rules import DEFAULT_TTL, checked_ttl
 from tiny_agent.providers.http_errors import check_base_url
 from tiny_agent.providers.pricing import FREE
-from tiny_agent.providers.profile import PRICING_IDS, ProviderProfile, profile_for
+from tiny_agent.providers.profile import ProviderProfile, profile_for
 
 __all__ = [
     "AUTO_ORDER",
@@ -115,13 +115,12 @@ def resolve_provider(
     if name is None and not any(env.get(v) for variables, _ in AUTO_ORDER for v in variables):
         name = "openai" if base_url else LOCAL  # a server URL with no key: an OpenAI-compatible server
     local = name is not None and name.strip().lower() == LOCAL
+    profile = None if local else _auto_profile(env) if name is None else _named_profile(name)
     if base_url is not None:
-        key_env = LOCAL_KEY_ENV if local else (_auto_profile(env) if name is None else _named_profile(name)).key_env
-        base_url = check_base_url(base_url, key_env)
-    if local:
+        base_url = check_base_url(base_url, LOCAL_KEY_ENV if profile is None else profile.key_env)
+    if profile is None:
         kwargs.pop("cache_ttl", None)  # llama.cpp keeps a prefix in its slot until another replaces it
         return _local(model, base_url, env.get(LOCAL_KEY_ENV) or None, kwargs)
-    profile = _auto_profile(env) if name is None else _named_profile(name)
     url = base_url or (env.get(profile.base_url_env) if profile.base_url_env else None) or None
     if url is not None and not base_url and profile.base_url_env:
         try:
@@ -147,9 +146,7 @@ def resolve_provider(
 
             return AnthropicProvider(**common, **kwargs)
         case "openai":
-            if kwargs.pop("cache_ttl", DEFAULT_TTL) != DEFAULT_TTL:
-                raise ConfigError(f"a cache lifetime applies to Anthropic; {profile.name!r} caches automatically")
-            kwargs.setdefault("pricing_provider_id", PRICING_IDS.get(profile.name))
+            checked_ttl(kwargs.pop("cache_ttl", DEFAULT_TTL), "openai", profile.name)
             from tiny_agent.providers.openai_compat import OpenAICompatProvider
 
             return OpenAICompatProvider(**common, **kwargs)
@@ -175,11 +172,7 @@ def offline_profile(
     known = PROFILES.get(name)
     if known is None:
         raise ConfigError(f"unknown provider {name!r}; known providers: {', '.join(PROVIDER_NAMES)}")
-    ttl = next((t for t in TTLS if t == cache_ttl), None)
-    if ttl is None:
-        raise ConfigError(f"cache_ttl must be one of {', '.join(TTLS)}, not {cache_ttl!r}")
-    if ttl != DEFAULT_TTL and known.wire != "anthropic":
-        raise ConfigError(f"a cache lifetime applies to Anthropic; {name!r} caches automatically")
+    ttl = checked_ttl(cache_ttl, known.wire, name)
     return profile_for(name, known.wire, model or known.default_model, cache_ttl=ttl, context_window=context_window)
 
 
