@@ -25,11 +25,13 @@ import re
 import threading
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
     "MIN_SECRET_LENGTH",
     "NOT_SECRETS",
     "REDACTED",
+    "display_url",
     "redact",
     "redact_json",
     "register_secret",
@@ -121,3 +123,13 @@ def redact_json(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(redact_json(v) for v in value)
     return value
+
+
+def display_url(url: str) -> str:
+    """``url`` without user, password, query or fragment: safe to print."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tiny_agent.agent.control import StopReason
@@ -19,6 +20,7 @@ __all__ = [
     "RunResult",
     "ToolEvent",
     "TurnEvent",
+    "call_events",
 ]
 
 
@@ -51,6 +53,11 @@ class CallEvent:
     number: int
     """1 for the first call of this compaction, 2 for the next..."""
     call: CallRecord
+
+
+def call_events(calls: Sequence[CallRecord]) -> list[CallEvent]:
+    """An event for each of one compaction's summary calls, numbered from 1."""
+    return [CallEvent(number, call) for number, call in enumerate(calls, 1)]
 
 
 @dataclass(frozen=True)

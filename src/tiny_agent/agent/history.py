@@ -11,7 +11,7 @@ from typing import Any
 from tiny_agent.agent.loop import CallEvent, CompactionEvent, ToolEvent, TurnEvent
 from tiny_agent.agent.report import format_event
 from tiny_agent.context.compaction import Compaction
-from tiny_agent.context.diagnosis import first_difference
+from tiny_agent.context.diagnosis import where_text_changed
 from tiny_agent.context.entries import (
     CallDone,
     CallFailed,
@@ -31,7 +31,6 @@ from tiny_agent.context.entries import (
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import UnreadableEntry
-from tiny_agent.observe.causes import excerpt
 from tiny_agent.types import Entry, TextBlock, ToolUseBlock
 
 __all__ = ["history_lines"]
@@ -140,8 +139,7 @@ class _Layers:
             if isinstance(shared, int) and isinstance(count, int) and shared < count:
                 changed.append("messages")
             if "system" in changed and old_system != self.system:
-                at = first_difference(old_system, self.system)
-                where = f" at character {at}: now {excerpt(self.system, at)}, was {excerpt(old_system, at)}"
+                where = where_text_changed(old_system, self.system)
         self.notes[seq] = (changed, where)
         self.open[seq] = (prints, self.system)
 

@@ -24,6 +24,7 @@ from tiny_agent.agent.events import (
     RunResult,
     ToolEvent,
     TurnEvent,
+    call_events,
 )
 from tiny_agent.agent.tools import Toolbox
 from tiny_agent.context.engine import Context, ContextConfig
@@ -234,8 +235,8 @@ class Agent:
     def _emit_calls(self, result: RunResult, since: int) -> tuple[CallRecord, ...]:
         """A ``CallEvent`` for each call the ledger recorded since index ``since``."""
         calls = tuple(self.context.ledger.calls[since:])
-        for number, call in enumerate(calls, 1):
-            self._emit(result, CallEvent(number, call))
+        for event in call_events(calls):
+            self._emit(result, event)
         return calls
 
     def _provider_event(self, event: ProviderEvent) -> None:

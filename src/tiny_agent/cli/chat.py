@@ -17,7 +17,7 @@ from typing import Any
 import click
 import platformdirs
 
-from tiny_agent.agent.loop import CallEvent
+from tiny_agent.agent.events import call_events
 from tiny_agent.agent.report import format_cost, format_event
 from tiny_agent.cli.options import agent_options
 from tiny_agent.cli.printer import Printer
@@ -171,8 +171,8 @@ class Commands:
 
     def _call_lines(self, since: int) -> None:
         """A line for each call the ledger recorded since index ``since``, as a run prints them."""
-        for number, call in enumerate(self.runtime.context.ledger.calls[since:], 1):
-            self.printer.line(format_event(CallEvent(number, call)))
+        for event in call_events(self.runtime.context.ledger.calls[since:]):
+            self.printer.line(format_event(event))
 
     def cost(self, arg: str) -> None:
         for row in format_cost(self.runtime.context.ledger, self.runtime.provider.profile.price):

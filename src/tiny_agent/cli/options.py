@@ -23,7 +23,7 @@ from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS, WRITE_MULTIPLIER
 from tiny_agent.providers.registry import PROVIDER_NAMES
-from tiny_agent.store.sqlite import default_store_path
+from tiny_agent.store.sqlite import STORE_ENV, default_store_path
 
 __all__ = [
     "CONFIG_FLAGS",
@@ -113,6 +113,14 @@ def given(ctx: click.Context, name: str) -> bool:
     """Whether the user gave this flag (on the command line or from the environment)."""
     source = ctx.get_parameter_source(name)
     return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
+store_option = click.option(
+    "--store",
+    type=click.Path(dir_okay=False),
+    envvar=STORE_ENV,
+    help="Session store file (default: in the user data folder).",
+)
 
 
 def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
@@ -215,12 +223,7 @@ agent_options = _stack(
         help=f"Stop cleanly once {STOP_SHARE:.0%} of this is spent (the session's total).",
     ),
     # the session
-    click.option(
-        "--store",
-        type=click.Path(dir_okay=False),
-        envvar="TINY_AGENT_STORE",
-        help="Session store file (default: in the user data folder).",
-    ),
+    store_option,
     click.option("-c", "--continue", "continue_", is_flag=True, help="Continue the newest session of this workspace."),
     click.option("--resume", metavar="ID", help="Continue a session (a unique prefix of its id is enough)."),
     click.option("--force", is_flag=True, help="Take over a session another tiny-agent process holds open."),

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from tiny_agent.cli.options import CompactAt, Positive, existing_store
+from tiny_agent.cli.options import CompactAt, Positive, existing_store, given, store_option
 from tiny_agent.context.replay import Policy, Recording, replay, sweep
 from tiny_agent.context.replay_figures import replay_lines, sweep_lines
 from tiny_agent.context.replay_provider import ASSUMED_SUMMARY_TOKENS
@@ -58,7 +58,7 @@ SWEEPABLE: dict[str, tuple[str, click.ParamType[Any]]] = {
 )
 @click.option("--sweep", "sweeping", is_flag=True, help="Replay every combination of NAME=V1,V2 (e.g. keep-turns=2,4).")
 @click.option("--no-calls", is_flag=True, help="Only the totals, not every call.")
-@click.option("--store", type=click.Path(dir_okay=False), envvar="TINY_AGENT_STORE", help="Session store file.")
+@store_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: recorded and replayed, each with per_call.")
 def replay_command(
     session_id: str,
@@ -77,7 +77,7 @@ def replay_command(
     if specs and not sweeping:
         raise click.UsageError(f"{specs[0]!r}: NAME=V1,V2 values are for --sweep")
     config = {k: flags[k] for k in ("compact_at", "keep_turns", "policy") if flags[k] is not None}
-    if flags["clear_after"] is not None or _given("clear_after"):
+    if flags["clear_after"] is not None or given(click.get_current_context(), "clear_after"):
         config["clear_after"] = flags["clear_after"]
     policy = Policy(config, flags["cache_ttl"], flags["provider"], flags["model"], flags["summary_tokens"])
     grid = _grid(specs) if sweeping else {}
@@ -111,12 +111,6 @@ def replay_command(
         for line in replay_lines(result, per_call=not no_calls):
             click.echo(line)
     return 0
-
-
-def _given(name: str) -> bool:
-    ctx = click.get_current_context()
-    source = ctx.get_parameter_source(name)
-    return source is not None and source.name == "COMMANDLINE"
 
 
 def _grid(specs: tuple[str, ...]) -> dict[str, list[Any]]:

@@ -12,11 +12,11 @@ from typing import Any
 import click
 
 from tiny_agent.agent.history import history_lines
-from tiny_agent.cli.options import NonNegative, Positive
+from tiny_agent.cli.options import NonNegative, Positive, store_option
 from tiny_agent.cli.output import write_lines, write_stdout
+from tiny_agent.context.entry_codec import read
 from tiny_agent.context.export import export_lines
 from tiny_agent.context.session import Session
-from tiny_agent.context.state import State
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.observe.report import format_figures
 from tiny_agent.observe.stats import stats
@@ -26,9 +26,6 @@ from tiny_agent.types import Entry
 
 __all__ = ["sessions_group"]
 
-store_option = click.option(
-    "--store", type=click.Path(dir_okay=False), envvar="TINY_AGENT_STORE", help="Session store file."
-)
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
 
@@ -76,12 +73,12 @@ def show_command(session_id: str, store: str | None, as_json: bool) -> int:
     with SQLiteStore(store) as opened:
         info = opened.get(session_id)
         entries = opened.entries(info.id, lenient=True)
-        calls = opened.calls(CallQuery(sessions=(info.id,)))
+        calls = opened.calls(CallQuery(sessions=(info.id,))) if as_json else []
         figures = stats(opened, [info.id])
         location = opened.location
     unreadable: list[UnreadableEntry] = []
     if as_json:
-        list(history_lines(entries, unreadable))
+        unreadable = _unreadable(entries)
         bad = {exc.seq: exc.reason for exc in unreadable}
         payload = {
             "session": info.to_dict(),
@@ -104,6 +101,16 @@ def show_command(session_id: str, store: str | None, as_json: bool) -> int:
     if unreadable:
         raise unreadable[0].located(location, info.id)
     return 0
+
+
+def _unreadable(entries: list[Entry]) -> list[UnreadableEntry]:
+    found = []
+    for entry in entries:
+        try:
+            read(entry)
+        except UnreadableEntry as exc:
+            found.append(exc)
+    return found
 
 
 def _json_row(entry: Entry, unreadable: str | None) -> dict[str, Any]:
@@ -132,10 +139,9 @@ def export_command(session_id: str, fmt: str, output: str | None, store: str | N
     with SQLiteStore(store) as opened:
         info = opened.get(session_id)
         entries = opened.entries(info.id)
-    try:
-        State.of(entries)  # every entry readable, before a line is written
-    except UnreadableEntry as exc:
-        raise exc.located(opened.location, info.id) from exc
+    unreadable = _unreadable(entries)  # every entry readable, before a line is written
+    if unreadable:
+        raise unreadable[0].located(opened.location, info.id)
     lines = export_lines(info, entries, fmt)  # type: ignore[arg-type]
     if output is None:
         return write_stdout(lines)

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import click
 
-from tiny_agent.cli.options import existing_store
+from tiny_agent.cli.options import existing_store, store_option
 from tiny_agent.cli.output import write_bytes
 from tiny_agent.errors import ConfigError
 from tiny_agent.observe.report import format_stats
 from tiny_agent.observe.stats import BY, Stats, stats
 from tiny_agent.store.base import GroupKey
-from tiny_agent.store.sqlite import STORE_ENV, SQLiteStore, default_store_path
+from tiny_agent.store.sqlite import SQLiteStore, default_store_path
 
 __all__ = ["stats_command"]
 
@@ -31,7 +31,7 @@ __all__ = ["stats_command"]
 @click.option("--by", type=click.Choice(BY), help="A table by session, day, model or workspace.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object (every session's figures included).")
 @click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png", help="Draw it (needs matplotlib).")
-@click.option("--store", type=click.Path(dir_okay=False), envvar=STORE_ENV, help="Session store file.")
+@store_option
 def stats_command(
     ids: tuple[str, ...],
     since: str | None,

@@ -64,6 +64,15 @@ class ContextConfig:
         if self.horizon_turns < 1 or self.summary_max_tokens < 1 or self.clear_min_tokens < 0:
             raise ConfigError("horizon_turns and summary_max_tokens must be positive, clear_min_tokens not negative")
 
+    def window(self, model_window: int | None = None) -> int:
+        """The context window in tokens: the override, else the model's, else the default."""
+        return self.context_window or model_window or DEFAULT_CONTEXT_WINDOW
+
+    def threshold(self, model_window: int | None = None) -> int:
+        """The size in tokens past which the context is compacted."""
+        at = self.compact_at
+        return int(at * self.window(model_window)) if at <= 1 else int(at)
+
     def settings(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 

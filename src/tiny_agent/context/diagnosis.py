@@ -20,7 +20,7 @@ from tiny_agent.context.render import Rendered
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.types import Message, Prompt, Usage
 
-__all__ = ["Before", "diagnose", "first_difference"]
+__all__ = ["Before", "diagnose", "excerpt", "first_difference", "where_text_changed"]
 
 TOLERANCE = 0.9
 """A read of at least 90% of the previous request counts as a hit: chat templates re-render the last
@@ -109,7 +109,8 @@ def first_difference(before: str, now: str) -> int:
     return min(len(before), len(now))
 
 
-def _excerpt(text: str, at: int) -> str:
+def excerpt(text: str, at: int) -> str:
+    """About 50 characters around ``at``, quoted, with "..." where it was cut (as the miss line shows it)."""
     start = max(0, at - 20)
     piece = text[start : at + 30].replace("\n", " ")
     return json.dumps(("..." if start else "") + piece + ("..." if at + 30 < len(text) else ""), ensure_ascii=False)
@@ -118,9 +119,13 @@ def _excerpt(text: str, at: int) -> str:
 def _text_change(before: Prompt | None, prompt: Prompt, index: int) -> str:
     if before is None or not before.system or not prompt.system:
         return ""
-    old, new = before.system[index], prompt.system[index]
+    return where_text_changed(before.system[index], prompt.system[index])
+
+
+def where_text_changed(old: str, new: str) -> str:
+    """' at character N: now "...", was "..."': where two texts first differ, quoted."""
     at = first_difference(old, new)
-    return f" at character {at}: now {_excerpt(new, at)}, was {_excerpt(old, at)}"
+    return f" at character {at}: now {excerpt(new, at)}, was {excerpt(old, at)}"
 
 
 def _message_change(before: Prompt | None, prompt: Prompt, index: int) -> str:
@@ -129,7 +134,7 @@ def _message_change(before: Prompt | None, prompt: Prompt, index: int) -> str:
     old = json.dumps(before.messages[index].to_dict(), ensure_ascii=False)
     new = json.dumps(prompt.messages[index].to_dict(), ensure_ascii=False)
     at = first_difference(old, new)
-    return f": now {_excerpt(new, at)}, was {_excerpt(old, at)}"
+    return f": now {excerpt(new, at)}, was {excerpt(old, at)}"
 
 
 def _tools_change(before: Before, prompt: Prompt) -> str:

@@ -171,12 +171,10 @@ class Context(Conversation):
     # -- size and compaction ------------------------------------------------------------------
 
     def context_window(self, provider: Provider | None = None) -> int:
-        window_size = provider.profile.context_window if provider is not None else None
-        return self.config.context_window or window_size or DEFAULT_CONTEXT_WINDOW
+        return self.config.window(provider.profile.context_window if provider is not None else None)
 
     def threshold(self, provider: Provider | None = None) -> int:
-        at = self.config.compact_at
-        return int(at * self.context_window(provider)) if at <= 1 else int(at)
+        return self.config.threshold(provider.profile.context_window if provider is not None else None)
 
     def context_tokens(self, provider: Provider | None = None, prompt: Prompt | None = None) -> int:
         """Tokens the next request will carry: counted exactly where the provider can, else the last

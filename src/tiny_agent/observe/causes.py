@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tiny_agent.context.diagnosis import first_difference
+from tiny_agent.context.diagnosis import excerpt, first_difference
 from tiny_agent.store.base import CallQuery, CallRow, Store
 
 __all__ = ["SystemChange", "miss_cause", "system_changes"]
@@ -76,13 +75,6 @@ def system_changes(store: Store, sessions: Iterable[str], query: CallQuery) -> t
             sides.setdefault(at, (excerpt(new, at), excerpt(old, at)))
     changes = tuple(SystemChange(at, *sides[at], calls) for at, calls in found.most_common())
     return changes, examined
-
-
-def excerpt(text: str, at: int) -> str:
-    """About 50 characters around ``at``, quoted, with "..." where it was cut (as the miss line shows it)."""
-    start = max(0, at - 20)
-    piece = text[start : at + 30].replace("\n", " ")
-    return json.dumps(("..." if start else "") + piece + ("..." if at + 30 < len(text) else ""), ensure_ascii=False)
 
 
 def _matches(row: CallRow, query: CallQuery) -> bool:

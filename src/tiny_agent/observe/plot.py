@@ -21,7 +21,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from tiny_agent.context.config import DEFAULT_CONTEXT_WINDOW, ContextConfig
+from tiny_agent.context.config import ContextConfig
+from tiny_agent.errors import ConfigError
 from tiny_agent.observe.causes import miss_cause
 from tiny_agent.observe.stats import Stats, stats
 from tiny_agent.providers.pricing import context_window_of
@@ -213,15 +214,11 @@ def _threshold(
         if at >= seq:
             break
         settings.update(changed)
-    defaults = ContextConfig()
-    at_value = settings.get("compact_at", defaults.compact_at)
-    compact_at = float(at_value) if isinstance(at_value, int | float) else defaults.compact_at
-    if compact_at > 1:
-        return int(compact_at)
-    window = settings.get("context_window")
-    if not isinstance(window, int):
-        window = context_window_of(model, PRICING_IDS.get(provider or "")) or DEFAULT_CONTEXT_WINDOW
-    return int(compact_at * window)
+    try:
+        config = ContextConfig.of(settings)
+    except ConfigError:  # a stored value of the wrong type: the defaults
+        config = ContextConfig()
+    return config.threshold(context_window_of(model, PRICING_IDS.get(provider or "")))
 
 
 def _figure(size: tuple[int, int]) -> Figure:

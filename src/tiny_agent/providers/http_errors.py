@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from urllib.parse import parse_qs, urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 
@@ -26,7 +26,7 @@ from tiny_agent.errors import (
     RateLimitError,
     ServerError,
 )
-from tiny_agent.redaction import redact, redact_json
+from tiny_agent.redaction import display_url, redact, redact_json
 
 __all__ = [
     "CONTEXT_TOO_LONG",
@@ -179,16 +179,6 @@ def response_error(provider: str, what: str, sample: str | None = None) -> Provi
 def one_line(text: str) -> str:
     """``text`` with every run of whitespace (newlines included) as one space."""
     return re.sub(r"\s+", " ", text).strip()
-
-
-def display_url(url: str) -> str:
-    """``url`` without user, password, query or fragment: safe to print."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def check_base_url(url: str, key_env: str | None = None) -> str:

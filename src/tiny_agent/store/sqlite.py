@@ -21,12 +21,11 @@ import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 
 from tiny_agent.errors import ConfigError, SessionConflict, SessionNotFound, StoreError, UnreadableEntry
-from tiny_agent.redaction import redact
+from tiny_agent.redaction import display_url, redact
 from tiny_agent.store.base import UNREADABLE, NewEntry, SessionInfo
 from tiny_agent.store.call_index import CallIndex, copy_rows
 from tiny_agent.store.call_queries import CallIndexReads
@@ -66,12 +65,9 @@ def _not_a_url(location: str) -> None:
     if found is None:
         return
     try:
-        parts = urlsplit(location.strip())
-        netloc = parts.hostname or ""
-        netloc += f":{parts.port}" if parts.port else ""
-    except ValueError:
-        parts, netloc = None, ""
-    shown = urlunsplit((found.group(1), netloc, parts.path if parts else "", "", ""))
+        shown = display_url(location.strip())
+    except ValueError:  # a port that is not a number
+        shown = f"{found.group(1)}:"
     raise ConfigError(
         f"session store {shown} is a {found.group(1)} URL, and tiny-agent keeps sessions in a SQLite file only: "
         f"give a file path with --store PATH or {STORE_ENV}"
