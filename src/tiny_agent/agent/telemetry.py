@@ -190,8 +190,9 @@ def _usage(call: CallRecord) -> dict[str, int]:
 
 def _totals(calls: list[CallRecord]) -> dict[str, Any]:
     out: dict[str, Any] = {"tiny_agent.calls": len(calls)}
+    usages = [_usage(c) for c in calls]
     for key in ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.usage.cache_read.input_tokens"):
-        values = [_usage(c).get(key) for c in calls]
+        values = [u.get(key) for u in usages]
         if values and all(v is not None for v in values):
             out[key] = sum(v for v in values if v is not None)
     costs = [c.cost_usd for c in calls if c.cost_usd is not None]

@@ -139,8 +139,6 @@ class Sums:
         self.values: list[float] = [0] * len(_SUMMED)
         self.first_at: float | None = None
         self.last_at: float | None = None
-        self.saved = 0.0
-        self.saved_known = False
         self.events: dict[tuple[str, str | None], int] = {}
         self.tokens_saved = 0
         self.misses: dict[str, int] = {}
@@ -154,9 +152,6 @@ class Sums:
             self.first_at = totals.first_at if self.first_at is None else min(self.first_at, totals.first_at)
         if totals.last_at is not None:
             self.last_at = totals.last_at if self.last_at is None else max(self.last_at, totals.last_at)
-        if totals.uncached_priced:
-            self.saved += totals.uncached_usd - totals.uncached_cost_usd
-            self.saved_known = True
 
     def merge(self, other: Sums) -> None:
         self.values = [a + b for a, b in zip(self.values, other.values, strict=True)]
@@ -164,13 +159,17 @@ class Sums:
             if at is not None:
                 self.first_at = at if self.first_at is None else min(self.first_at, at)
                 self.last_at = at if self.last_at is None else max(self.last_at, at)
-        self.saved += other.saved
-        self.saved_known = self.saved_known or other.saved_known
         for (kind, reason), count in other.events.items():
             self.add_event(kind, reason, count, 0)
         self.tokens_saved += other.tokens_saved
         for text, count in other.misses.items():
             self.add_miss(text, count)
+
+    def _saved(self) -> float | None:
+        """What caching saved on the priced calls (None when none was priced)."""
+        if not self.value("uncached_priced"):
+            return None
+        return self.value("uncached_usd") - self.value("uncached_cost_usd")
 
     @property
     def has_stops(self) -> bool:
@@ -237,7 +236,7 @@ class Sums:
             "output_tokens": int(v["output_tokens"]),
             "cost_usd": float(v["cost_usd"]) if v["priced"] else None,
             "unpriced": int(v["calls"] - v["priced"]),
-            "saved_usd": self.saved if self.saved_known else None,
+            "saved_usd": self._saved(),
             "hit_rate": v["cache_read_tokens"] / read_base if read_base else None,
             "seconds": float(v["seconds"]),
             "compactions": sum(n for (kind, _), n in self.events.items() if kind == "compaction"),

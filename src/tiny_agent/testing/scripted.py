@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from tiny_agent.context.diagnosis import first_difference
 from tiny_agent.providers.base import Provider, Wire, render
 from tiny_agent.providers.pricing import TokenPrices
 from tiny_agent.providers.profile import ProviderProfile, profile_for
@@ -53,7 +54,7 @@ class ScriptedProvider:
         self.name = name
         self.requests: list[dict[str, Any]] = []
         self._renderer = _renderer(wire, model)
-        profile = profile_for(name, wire, model, pricing_id=pricing_id, context_window=context_window)
+        profile = profile_for(name, wire, model, pricing_id=pricing_id)
         if prices is not None:
             profile = replace(profile, prices=prices, pricing_id=None)
         self._profile = replace(profile, context_window=context_window, **capabilities)
@@ -95,11 +96,7 @@ class ScriptedProvider:
     def _usage(self, body: dict[str, Any], reply: Message) -> Usage:
         text = _prompt_text(body)
         previous = _prompt_text(self.requests[-2]) if len(self.requests) > 1 else ""
-        shared = 0
-        for a, b in zip(text, previous, strict=False):
-            if a != b:
-                break
-            shared += 1
+        shared = first_difference(text, previous)
         return Usage(
             input_tokens=len(text) // 4 + 1,
             output_tokens=len(json.dumps(reply.to_dict())) // 4 + 1,
