@@ -14,8 +14,7 @@ from tiny_agent.context.engine import ContextConfig
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.testing import BillingFake, Task
 
-ENV = {"ANTHROPIC_API_KEY": "sk-test-billing-fake-1", "OPENAI_API_KEY": "sk-test-billing-fake-2"}
-MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o-mini"}
+from .recorded import ENV, MODELS
 
 
 def tour(root: Path, files: int = 6) -> Task:

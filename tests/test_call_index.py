@@ -4,6 +4,7 @@ either way; sums and rows read it without parsing an entry body."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import shutil
 import sqlite3
 from pathlib import Path
@@ -92,7 +93,9 @@ def test_sums_agree_with_the_rows_and_group_by_key(store: SQLiteStore) -> None:
     per = {t.key[0]: t for t in store.call_totals(CallQuery(), by=["session"])}
     assert {k: t.calls for k, t in per.items()} == {ids[0]: 3, ids[1]: 2}
     days = store.call_totals(CallQuery(), by=["day", "model"])
-    assert len(days) == 1 and days[0].key[1] == "claude-sonnet-4-6"
+    recorded_days = {datetime.date.fromtimestamp(r.at).isoformat() for r in rows}  # one, unless past midnight
+    assert {t.key[0] for t in days} == recorded_days and {t.key[1] for t in days} == {"claude-sonnet-4-6"}
+    assert sum(t.calls for t in days) == 5
     assert store.call_totals(CallQuery(model="gpt-nothing")) == []
     assert store.call_totals(CallQuery(since=rows[-1].at + 1)) == []
 

@@ -5,18 +5,16 @@ compaction failed, in a run, in chat's /compact and in ``sessions show``."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from tests.test_chat_commands import converse
 from tiny_agent.agent.history import history_lines
 from tiny_agent.agent.loop import Agent, CallEvent, CompactionEvent, CompactionFailedEvent, Event, TurnEvent
 from tiny_agent.agent.report import format_event
 from tiny_agent.agent.tools import Toolbox
 from tiny_agent.agent.workspace import Workspace
-from tiny_agent.cli.chat import _converse
-from tiny_agent.cli.printer import Printer
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.errors import ServerError
 from tiny_agent.testing import ScriptedProvider, tool_call
@@ -79,21 +77,7 @@ def test_a_failed_compaction_still_shows_the_calls_it_paid_for(tmp_path: Path) -
 
 def test_chat_compact_prints_each_summary_call(capsys: pytest.CaptureFixture[str]) -> None:
     provider = ScriptedProvider([*reads(), Message.assistant("prose")])
-    ctx = grown(provider)
-    runtime = SimpleNamespace(context=ctx, provider=provider, session=None, agent=None)
-    typed = iter(["/compact 2"])
-
-    def read() -> str:
-        try:
-            return next(typed)
-        except StopIteration:
-            raise EOFError from None
-
-    printer = Printer()
-    try:
-        _converse(runtime, printer, read)  # type: ignore[arg-type]
-    finally:
-        printer.close()
+    converse(grown(provider), provider, ["/compact 2"])
     err = capsys.readouterr().err
     assert "[summary 1 · in=" in err and "compacted 13 messages" in err
 

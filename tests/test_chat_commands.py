@@ -26,6 +26,24 @@ def grown_context(provider: ScriptedProvider) -> Context:
     return ctx
 
 
+def converse(ctx: Context, provider: ScriptedProvider, typed: list[str]) -> None:
+    """Run the chat over ``typed`` lines (then end of input), with no terminal and no session."""
+    runtime = SimpleNamespace(context=ctx, provider=provider, session=None, agent=None)
+    lines = iter(typed)
+
+    def read() -> str:
+        try:
+            return next(lines)
+        except StopIteration:
+            raise EOFError from None
+
+    printer = Printer()
+    try:
+        _converse(runtime, printer, read)  # type: ignore[arg-type]
+    finally:
+        printer.close()
+
+
 def test_ctrl_c_during_compact_leaves_the_conversation_as_it_was(capsys: pytest.CaptureFixture[str]) -> None:
     def interrupted(body: dict[str, Any]) -> Message:
         raise KeyboardInterrupt
@@ -36,20 +54,7 @@ def test_ctrl_c_during_compact_leaves_the_conversation_as_it_was(capsys: pytest.
     provider = ScriptedProvider([*replies, interrupted])
     ctx = grown_context(provider)
     entries = len(ctx.entries)
-    runtime = SimpleNamespace(context=ctx, provider=provider, session=None, agent=None)
-    typed = iter(["/compact 1", "/cost"])
-
-    def read() -> str:
-        try:
-            return next(typed)
-        except StopIteration:
-            raise EOFError from None
-
-    printer = Printer()
-    try:
-        _converse(runtime, printer, read)  # type: ignore[arg-type]
-    finally:
-        printer.close()
+    converse(ctx, provider, ["/compact 1", "/cost"])
     err = capsys.readouterr().err
     assert "(/compact interrupted; the conversation is as it was)" in err
     assert "calls" in err, "the chat went on to the next command"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.expect import one_line
 from tests.test_cli_sessions import Script, feed, script, sessions, workspace
 from tiny_agent.cli import main
 from tiny_agent.types import Message
@@ -28,15 +29,6 @@ def sid(workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]) -> 
     assert main(["read notes"]) == 0
     capsys.readouterr()
     return str(sessions()[0]["id"])
-
-
-def one_line(capsys: pytest.CaptureFixture[str], *fragments: str) -> str:
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-    return lines[0]
 
 
 def test_a_missing_folder(sid: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,8 +23,8 @@ from tiny_agent.testing import BillingFake, Task
 from tiny_agent.testing.tasks import summary_text
 from tiny_agent.types import Entry, TextBlock
 
-ENV = {"ANTHROPIC_API_KEY": "sk-ant-replay-test-key-1", "OPENAI_API_KEY": "sk-replay-test-key-2"}
-MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o-mini"}
+from .recorded import ENV, MODELS
+
 A = {"compact_at": 6000, "keep_turns": 2}
 B = {"compact_at": 10000, "keep_turns": 3}
 C = {"compact_at": 0.9, "keep_turns": 4, "policy": "fraction", "clear_after": None}

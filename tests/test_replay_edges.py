@@ -29,11 +29,6 @@ def provider(replies: list[object]) -> ScriptedProvider:
     return ScriptedProvider(replies, name="anthropic", model=MODEL, pricing_id="anthropic")  # type: ignore[arg-type]
 
 
-def grow(ctx: object, replies: list[object], turns: int) -> None:
-    for i in range(turns):
-        replies.append(tool_call("read_file", f"c{i}", path=f"{i}.txt"))
-
-
 def session_with(store: SQLiteStore, replies: list[object], steps: object) -> str:
     session = Session.start(store, tools=[READ], system="s " * 300, config=ContextConfig(clear_after=None))
     session.context.record_run(provider="anthropic", model=MODEL)

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.test_cli_sessions import Script, feed, script, workspace
+from tests.expect import one_line
+from tests.test_cli_sessions import Script, feed, script, store_path, workspace
 from tiny_agent.cli import main
 from tiny_agent.context.entries import CallOpened
 from tiny_agent.context.session import Session
@@ -20,19 +21,6 @@ from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.types import Message, ToolUseBlock
 
 __all__ = ["script", "workspace"]  # fixtures
-
-
-def store_path() -> Path:
-    return Path(os.environ["TINY_AGENT_STORE"])
-
-
-def one_line(capsys: pytest.CaptureFixture[str], *fragments: str) -> str:
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-    return lines[0]
 
 
 def test_rm_refuses_a_session_a_live_process_holds(capsys: pytest.CaptureFixture[str]) -> None:
@@ -55,6 +43,8 @@ def test_rm_removes_a_session_nobody_holds(capsys: pytest.CaptureFixture[str]) -
         session.close()
     assert main(["sessions", "rm", session.id, "--yes"]) == 0
     capsys.readouterr()
+    with SQLiteStore(store_path()) as store:
+        assert [s.id for s in store.sessions()] == []
 
 
 class FailingConnection:

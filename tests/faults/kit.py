@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tests.faults import wire
@@ -11,6 +13,8 @@ from tiny_agent.providers.anthropic import AnthropicProvider
 from tiny_agent.providers.openai_compat import OpenAICompatProvider
 from tiny_agent.redaction import REDACTED
 from tiny_agent.types import Message, ModelResponse, Prompt, ProviderEvent, TextDelta, ToolSpec
+
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 KEY = "sk-ant-test-SECRET123"
 """The fake API key every fault test uses; it must never appear in anything shown or stored."""
@@ -96,6 +100,23 @@ class Events(list[ProviderEvent]):
         return "".join(e.text for e in self if isinstance(e, TextDelta))
 
 
+def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """An environment for ``python -m tiny_agent`` that sees nothing of this machine's user: its own
+    home and XDG folders under ``tmp_path``, this checkout's source, a wide terminal."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "XDG_STATE_HOME": str(home / "state"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "PYTHONPATH": str(SRC),
+        "COLUMNS": "200",
+        **extra,
+    }
+
+
 def assert_no_secret(*values: object) -> None:
     for value in values:
         assert KEY not in str(value), f"the key leaked into {value!r}"
@@ -112,4 +133,4 @@ def same(a: ModelResponse, b: ModelResponse) -> bool:
     )
 
 
-__all__ = ["FAST", "KEY", "KITS", "REDACTED", "Events", "Kit", "assert_no_secret", "body", "same"]
+__all__ = ["FAST", "KEY", "KITS", "REDACTED", "Events", "Kit", "assert_no_secret", "body", "cli_env", "same"]

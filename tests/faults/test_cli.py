@@ -16,7 +16,6 @@ refused), 130 interrupted.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,10 +24,8 @@ from typing import Any
 import pytest
 
 from tests.faults import server as faults
-from tests.faults.kit import FAST, KEY, KITS, Kit
+from tests.faults.kit import FAST, KEY, KITS, Kit, cli_env
 from tests.faults.server import FaultServer
-
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 FILES = {
     "README.md": b"# Demo\nA small project.\n",
@@ -79,18 +76,7 @@ class Run:
 
 
 def cli(tmp_path: Path, workspace: Path, kit: Kit, url: str, *extra: str, task: str = "What is this?") -> Run:
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "XDG_STATE_HOME": str(home / "state"),
-        "XDG_DATA_HOME": str(home / "data"),
-        "XDG_CONFIG_HOME": str(home / "config"),
-        "PYTHONPATH": str(SRC),
-        "COLUMNS": "200",
-        kit.key_env: KEY,
-    }
+    env = cli_env(tmp_path, **{kit.key_env: KEY})
     base_url = f"{url}/v1" if kit.name == "openai" and url.startswith("http") else url
     argv = ["--provider", kit.name, "--base-url", base_url, "--workspace", str(workspace), "-q", *extra, task]
     before = snapshot(workspace)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,13 +19,12 @@ import httpx2
 import pytest
 
 from tests.faults import server as faults
-from tests.faults.kit import KITS
+from tests.faults.kit import KITS, cli_env
 from tests.faults.server import FaultServer, Handler
 from tiny_agent.errors import ProviderHTTPError
 from tiny_agent.providers.openai_compat import OpenAICompatProvider
 from tiny_agent.types import Message, Prompt
 
-SRC = Path(__file__).resolve().parents[2] / "src"
 ANTHROPIC, OPENAI = KITS
 SHORT_KEY = "k-7chr"
 """Shorter than a key redaction registers: only the Bearer pattern can hide it."""
@@ -43,18 +41,7 @@ def echo_authorization(status: int) -> faults.Fault:
 
 
 def tiny_agent(tmp_path: Path, *argv: str, key: str = SHORT_KEY) -> subprocess.CompletedProcess[str]:
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "XDG_STATE_HOME": str(home / "state"),
-        "XDG_DATA_HOME": str(home / "data"),
-        "PYTHONPATH": str(SRC),
-        "COLUMNS": "200",
-        "TINY_AGENT_STORE": str(tmp_path / "sessions.db"),
-        "OPENAI_API_KEY": key,
-    }
+    env = cli_env(tmp_path, TINY_AGENT_STORE=str(tmp_path / "sessions.db"), OPENAI_API_KEY=key)
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
     done = subprocess.run(
