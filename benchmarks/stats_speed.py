@@ -1,8 +1,9 @@
 """How fast ``stats`` answers over a big store: 10,000 sessions, 200,000 model calls.
 
-The store is built through ``SQLiteStore.append`` itself, one batch per session (its config, its
-user inputs, each call with its response, tool result and ``call_done``, compactions, run ends),
-so the call index is filled exactly as a real run fills it, and the entries carry bodies of a
+The store is built through ``SQLiteStore.append`` itself, one batch per session of typed entries
+encoded by ``entry_codec.encode`` (its settings, its user inputs, each call with its response, tool
+result and ``call_done``, compactions, run ends), each call priced by its provider's profile, so the
+call index is filled as a real run fills it, and the entries carry bodies of a
 realistic size (tool results of a few hundred characters) that ``stats`` must never have to read.
 The store's clock is moved back so the sessions spread over 30 days (for ``--by day``).
 
@@ -30,33 +31,52 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from tiny_agent.context.entries import (
+    CallDone,
+    CallOpened,
+    CompactionMark,
+    ConfigChange,
+    Response,
+    RunChange,
+    RunStop,
+    ToolResult,
+    TypedEntry,
+    UserInput,
+)
+from tiny_agent.context.entry_codec import encode
+from tiny_agent.context.tokens import CallRecord
 from tiny_agent.observe import stats
 from tiny_agent.observe.report import format_stats
+from tiny_agent.providers.registry import offline_profile
 from tiny_agent.store import sqlite as sqlite_store
+from tiny_agent.store.base import NewEntry
 from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.types import TextBlock, ToolResultBlock, ToolUseBlock, Usage
 
 RESULTS = Path(__file__).parent / "results" / "stats_speed.json"
 SRC = Path(__file__).resolve().parents[1] / "src"
 DAY = 86400.0
-MODELS = [
-    ("anthropic", "claude-sonnet-4-6", 3e-6, 15e-6),
-    ("openai", "gpt-4o-mini", 0.15e-6, 0.6e-6),
-    ("local", "SmolLM2-135M-Instruct", 0.0, 0.0),
-]
+MODELS = [("anthropic", "claude-sonnet-4-6"), ("openai", "gpt-4o-mini"), ("local", "SmolLM2-135M-Instruct")]
+PROFILES = {model: offline_profile(provider, model) for provider, model in MODELS}
+"""Each model's profile: its calls are priced by its provider's real rules, as a run prices them."""
+WINDOW = 128_000
 
 
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def session_entries(rng: random.Random, calls: int, start: float) -> list[tuple[str, dict[str, Any]]]:
-    """One session's entries: config, a request, ``calls`` calls (every ninth a summary), a run end."""
-    provider, model, per_in, per_out = rng.choices(MODELS, weights=[6, 3, 1])[0]
+def session_entries(rng: random.Random, calls: int, start: float) -> list[NewEntry]:
+    """One session's entries, typed and encoded as a run writes them: its settings, a request,
+    ``calls`` calls (every ninth a summary), a run end."""
+    provider, model = rng.choices(MODELS, weights=[6, 3, 1])[0]
+    profile = PROFILES[model]
     stamped = rng.random() < 0.03
     system = "You are tiny-agent, a careful assistant working inside one folder."
-    entries: list[tuple[str, dict[str, Any]]] = [
-        ("config", {"v": 1, "settings": {"provider": provider, "model": model, "system": system, "compact_at": 0.8}}),
-        ("user", {"v": 1, "content": [{"type": "text", "text": "tour the files and tell me what they hold"}]}),
+    values: list[TypedEntry] = [
+        RunChange({"provider": provider, "model": model}),
+        ConfigChange({"system": system, "compact_at": 0.8}),
+        UserInput((TextBlock("tour the files and tell me what they hold"),)),
     ]
     messages, size = 1, 3000
     previous_messages = None
@@ -64,15 +84,15 @@ def session_entries(rng: random.Random, calls: int, start: float) -> list[tuple[
     for n in range(calls):
         if stamped:
             system = f"You are tiny-agent. Current time: 2026-12-01T10:{n // 60:02d}:{n % 60:02d}Z."
-            entries.append(("config", {"v": 1, "settings": {"system": system}}))
+            values.append(ConfigChange({"system": system}))
         summary = n > 0 and n % 9 == 0
         purpose = "compaction" if summary else "turn"
         prints = {"tools": "t00c0ffee", "tool_names": ["read_file", "write_file", "list_dir"], "system": digest(system),
                   "pins": digest(""), "messages": messages, "chain": digest(f"{start}-{n}")}  # fmt: skip
         shared = None if previous_messages is None else (previous_messages if not changes else 1)
-        seq_call = len(entries)
-        entries.append(("call", {"v": 1, "purpose": purpose, "model": model, "chars": size * 4, "fingerprint": prints,
-                                 "changes": changes, "shared_messages": shared}))  # fmt: skip
+        seq_call = len(values)
+        values.append(CallOpened(purpose, model, size * 4, prints, "", provider, tuple(changes), shared,
+                                 WINDOW, int(0.8 * WINDOW)))  # fmt: skip
         read = 0 if (stamped or n == 0 or changes) else int(size * 0.9)
         write = size - read if provider == "anthropic" else None
         miss = None
@@ -85,29 +105,24 @@ def session_entries(rng: random.Random, calls: int, start: float) -> list[tuple[
                 0,
                 f"the cache entry expired: {rng.randint(301, 3000):,}s since the previous request (lifetime 300s)",
             )
-        output = rng.randint(20, 400)
-        cost = (size * per_in + output * per_out) - read * per_in * 0.9 + (write or 0) * per_in * 0.25
-        usage = {"input_tokens": size, "output_tokens": output, "cache_read_tokens": read, "cache_write_tokens": write,
-                 "details": {}}  # fmt: skip
-        done = {"v": 1, "call": seq_call, "usage": usage, "cost_usd": round(cost, 8), "seconds": rng.uniform(0.5, 9),
-                "model": model, "prefill_ms": None, "purpose": purpose, "stop_reason": "tool_use", "miss": miss,
-                "response_id": f"msg_{start:.0f}{n}", "provider_miss": None}  # fmt: skip
+            write = size if provider == "anthropic" else None
+        usage = Usage(size, rng.randint(20, 400), read, write)
+        record = CallRecord(usage, profile.price(usage), rng.uniform(0.5, 9), model, None, purpose, "tool_use", miss,
+                            None, f"msg_{start:.0f}{n}")  # fmt: skip
         if summary:
-            entries.append(("call_done", done))
-            entries.append(("compaction", {"v": 1, "cut": seq_call - 1, "messages": messages - 3, "summary": "s" * 300,
-                                           "record": {}, "tokens_before": size, "tokens_after": 2500}))  # fmt: skip
+            values.append(CallDone(seq_call, record, (TextBlock("s" * 300),)))
+            values.append(CompactionMark(seq_call - 1, messages - 3, "s" * 300, "", size, 2500))
             previous_messages, messages, size, changes = messages, 3, 2500, ["compaction"]
             continue
-        use = {"type": "tool_use", "id": f"toolu_{n}", "name": "read_file", "input": {"path": f"f{n}.txt"}}
-        entries.append(("response", {"v": 1, "content": [use], "call": seq_call}))
-        entries.append(("call_done", done))
-        result = {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": "words of a file " * 25}
-        entries.append(("tool_result", {"v": 1, "block": result}))
+        use = ToolUseBlock(f"toolu_{n}", "read_file", {"path": f"f{n}.txt"})
+        values.append(Response((use,), seq_call))
+        values.append(CallDone(seq_call, record))
+        values.append(ToolResult(ToolResultBlock(use.id, "words of a file " * 25)))
         previous_messages, changes = messages, []
         messages, size = messages + 2, size + rng.randint(200, 900)
     reason = rng.choices(["done", "budget", "step_limit"], weights=[90, 6, 4])[0]
-    entries.append(("stop", {"v": 1, "reason": reason, "steps": calls, "detail": ""}))
-    return entries
+    values.append(RunStop(reason, calls, ""))
+    return [encode(value) for value in values]
 
 
 def build(path: Path, sessions: int, calls: int, seed: int = 7) -> float:
