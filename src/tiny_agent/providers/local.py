@@ -34,6 +34,7 @@ from tiny_agent.providers.llama_server import (
     auth_headers,
     check_model,
     find_default_model,
+    model_name,
     props,
     read_warm_server,
 )
@@ -91,7 +92,7 @@ class LocalProvider:
         self._timeout = check_timeout(timeout)
         self._max_retries = max_retries
         self.model_path = check_model(model_path) if model_path else None
-        self.model = self.model_path.stem if self.model_path else EMBEDDED_MODEL_NAME
+        self.model = model_name(self.model_path) if self.model_path else EMBEDDED_MODEL_NAME
         if base_url:
             base_url = check_base_url(base_url, "LLAMA_API_KEY")
         self._given_url = base_url.rstrip("/").removesuffix("/v1") if base_url else None
@@ -139,7 +140,7 @@ class LocalProvider:
     def _serving(self, model: Path) -> None:
         """The model the server really runs (a warm server's, or ``TINY_AGENT_MODEL``'s) names the
         provider, and decides the guide unless the caller did: a bigger model decodes freely."""
-        self.model = model.stem
+        self.model = model_name(model)
         if self._guided_given is None:
             self.guided = model.name == EMBEDDED_MODEL_FILE
 
