@@ -245,3 +245,17 @@ def test_a_session_that_names_no_provider_replays_on_the_one_given(tmp_path: Pat
     result = replay(entries, Policy(provider="anthropic"))
     assert len(result.replayed.per_call) == len(result.recorded.per_call) == 1
     assert result.replayed.per_call[0].cost_usd
+
+
+def test_a_setting_given_as_none_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tiny_agent.agent.run as run_module
+
+    monkeypatch.setattr(run_module, "resolve_provider", lambda *a, **k: ScriptedProvider([]))
+    with SQLiteStore(tmp_path / "s.db") as store:
+        settings = RunSettings(workspace=str(tmp_path))
+        with Run.open(store, settings=settings, config={"clear_after": None, "keep_turns": 2}) as run:
+            config = run.agent.context.config
+            sid = run.session.id if run.session else ""
+        assert config.clear_after is None and config.keep_turns == 2, "None means never clear, not the default"
+        with Run.open(store, settings=settings, resume=sid) as run:
+            assert run.agent.context.config.clear_after is None, "and the session remembers it"

@@ -319,8 +319,9 @@ def _system(
 
 
 def _config(given: dict[str, Any], session: Session | None) -> ContextConfig | None:
-    """The thresholds given, over the session's (or the defaults); None if nothing changes."""
-    changed = {k: v for k, v in given.items() if v is not None}
+    """The thresholds given, over the session's (or the defaults); None if nothing changes. A None
+    given is a value (``clear_after=None``: never clear), not "not given"."""
+    changed = dict(given)
     if session is not None and not changed:
         return None
     base = session.context.config if session is not None else ContextConfig()
