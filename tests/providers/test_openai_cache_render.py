@@ -155,3 +155,27 @@ def test_each_gpt_5_6_request_reads_what_the_one_before_wrote() -> None:
         assert after.cache_read == before.input_tokens, "the write of turn N is read at turn N+1"
         assert after.cache_write == after.input_tokens - before.input_tokens
         assert after.miss is None
+
+
+def test_the_cached_summary_request_on_gpt_5_6_reads_what_the_turns_wrote() -> None:
+    """The summary is asked at the end of the window as an earlier request sent it, with the
+    instructions after the tool results: the end of the results is marked too, because GPT-5.6
+    reads only at a breakpoint (Anthropic would find it by looking back one block)."""
+    replies: list[Any] = [tool_call("read_file", f"call_{n}", path=f"part{n}.txt") for n in range(6)]
+    provider = ScriptedProvider([*replies, Message.assistant("The summary.")], wire="openai", model="gpt-5.6")
+    ctx = Context(SYSTEM, (READ, LIST))
+    ctx.add_user("Read the six parts.")
+    for n in range(6):
+        [call] = ctx.complete(provider).message.tool_uses
+        ctx.add_tool_results([ToolResultBlock(call.id, f"part {n}: " + "lorem ipsum " * 60)])
+    compaction = ctx.compact(provider=provider, keep_turns=1)
+    assert compaction is not None and compaction.summary == "The summary."
+    summary = provider.requests[-1]
+    sdk_validate(summary)
+    assert summary["messages"][-1]["role"] == "user" and summary["messages"][-2]["role"] == "tool"
+    assert len(marks(summary)) == 4 and len(summary["messages"]) - 2 in marks(summary)
+    sim = Simulator("openai", "gpt-5.6")
+    calls = [sim.send(10.0 * n, body, 20) for n, body in enumerate(provider.requests)]
+    # The newest turn (its call and result) is left out of the summary request, so its results end
+    # where the last turn's request ended: all of that request is read.
+    assert calls[-1].cache_read == calls[-2].input_tokens and calls[-1].miss is None

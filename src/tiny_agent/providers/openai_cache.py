@@ -57,7 +57,11 @@ def mark_messages(
 ) -> list[dict[str, Any]]:
     """The body's messages (``head``, the system message, then each neutral message's wire messages)
     with a breakpoint on the last part of each anchor the plan names: the system message first, then
-    the newest planned messages within the four writes. Marks go on copies."""
+    the newest planned messages within the four writes. Marks go on copies.
+
+    A planned user message that is tool results followed by text (the summary request adds its
+    instructions there) gets a second mark at the end of the results: the request before it ended
+    there, and GPT-5.6 reads an entry only at a breakpoint, never looking back."""
     messages = [*head, *(m for group in groups for m in group)]
     if rules.mode != "explicit" or BREAKPOINT in prompt.omit:
         return messages
@@ -66,13 +70,17 @@ def mark_messages(
     if prompt.cache.system and head and _markable(head[-1]):
         anchors.append(len(head) - 1)
         room -= 1
-    ends: list[int] = []
-    end = len(head)
+    starts: list[int] = []
+    start = len(head)
     for group in groups:
-        end += len(group)
-        ends.append(end - 1)
-    chosen = sorted({_index(i, len(groups)) for i in prompt.cache.message_indices})
-    planned = [ends[i] for i in chosen if groups[i] and _markable(messages[ends[i]])]
+        starts.append(start)
+        start += len(group)
+    planned: list[int] = []
+    for i in sorted({_index(i, len(groups)) for i in prompt.cache.message_indices}):
+        group, first = groups[i], starts[i]
+        roles = [m["role"] for m in group]
+        ends = [first + j for j in range(len(roles) - 1) if roles[j] == "tool" and roles[j + 1] != "tool"]
+        planned += [k for k in (*ends, first + len(group) - 1) if group and _markable(messages[k])]
     # The newest anchors cover the longest prefix: the oldest are the ones to give up.
     anchors.extend(planned[max(0, len(planned) - room) :] if room > 0 else ())
     for i in anchors:
