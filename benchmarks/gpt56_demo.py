@@ -18,13 +18,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from replay_demo import tiny_agent as run_cli
 
 from tiny_agent.testing import BillingFake, Task
 
@@ -43,15 +42,7 @@ def workspace(root: Path) -> Task:
 
 
 def tiny_agent(args: list[str], env: dict[str, str], transcript: list[str]) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "tiny_agent", *args], env=env, capture_output=True, text=True, timeout=300
-    )
-    shown = [re.sub(r"http://127\.0\.0\.1:\d+", "http://127.0.0.1:PORT", a) for a in args]
-    transcript.append(f"$ {shlex.join(['tiny-agent', *shown])}")
-    transcript.extend((done.stdout + done.stderr).rstrip("\n").splitlines())
-    transcript.append("")
-    if done.returncode != 0:
-        raise SystemExit(f"tiny-agent {' '.join(args)} failed ({done.returncode}):\n{done.stderr}")
+    done = run_cli(args, env, transcript)
     return done.stdout + done.stderr
 
 
@@ -125,7 +116,7 @@ def main() -> int:
     results["date"] = time.strftime("%Y-%m-%d")
     results["command"] = "PYTHONPATH=src .venv/bin/python benchmarks/gpt56_demo.py"
     TEXT.parent.mkdir(parents=True, exist_ok=True)
-    TEXT.write_text("\n".join(transcript))
+    TEXT.write_text(re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", "\n".join(transcript)))
     DATA.write_text(json.dumps(results, indent=2) + "\n")
     print("\n".join(transcript))
     print(json.dumps(results, indent=2))

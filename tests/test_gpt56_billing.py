@@ -10,22 +10,16 @@ from typing import Any
 import pytest
 
 from tests.providers.sdk_wire import marks, pairing_problems, sdk_validate
+from tests.test_replay import tour
 from tiny_agent.agent.run import Run
 from tiny_agent.agent.settings import RunSettings
 from tiny_agent.context.replay import Policy, replay
 from tiny_agent.store.sqlite import SQLiteStore
-from tiny_agent.testing import BillingFake, Task
+from tiny_agent.testing import BillingFake
 
 ENV = {"OPENAI_API_KEY": "sk-test-billing-fake-2"}
 OWN = {"compact_at": 6000, "keep_turns": 2}
 OTHER = {"compact_at": 10000, "keep_turns": 3}
-
-
-def tour(root: Path, files: int = 12) -> Task:
-    for i in range(files):
-        line = f"Part {i}: the service reads setting {i} when it starts and keeps it until it stops. "
-        (root / f"part{i}.txt").write_text(line * 60)
-    return Task("tour the files", [[("read_file", {"path": f"part{i}.txt"})] for i in range(files)], "All read.")
 
 
 @pytest.fixture
