@@ -19,6 +19,7 @@ import pytest
 from tests.faults import server as faults
 from tests.faults.kit import KEY, KITS, TOOLS, Events, cli_env
 from tests.faults.server import FaultServer
+from tiny_agent.agent.history import history_lines
 from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.session import Session
 from tiny_agent.errors import BadRequestError, UnsupportedFieldError
@@ -113,6 +114,10 @@ def test_the_refusal_is_remembered_for_the_session_and_after_a_resume(server: Fa
         assert [s.body.get("prompt_cache_options") is not None for s in server.seen(url)] == [True, False, False]
         refused = [e for e in store.entries(session.id) if e.kind == "refused"]
         assert [(e.body["model"], e.body["field"]) for e in refused] == [("gpt-5.6", "prompt_cache_options")]
+        shown = [line for line in history_lines(store.entries(session.id)) if "prompt_cache_options" in line]
+        assert shown == [
+            f"#{refused[0].seq} [gpt-5.6 does not take prompt_cache_options: left out of its requests from here on]"
+        ]
         assert len([e for e in store.entries(session.id) if e.kind == "call"]) == 2, "one call each, not three"
 
         resumed = Session.resume(store, session.id)
