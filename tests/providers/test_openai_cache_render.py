@@ -22,7 +22,7 @@ from tiny_agent.providers.cache_sim import Simulator
 from tiny_agent.providers.prefix import without_marks
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.testing import ScriptedProvider, tool_call
-from tiny_agent.types import Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
+from tiny_agent.types import CachePlan, Message, Prompt, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
 READ = ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}})
 LIST = ToolSpec("list_files", "List files.", {"type": "object", "properties": {}})
@@ -179,3 +179,12 @@ def test_the_cached_summary_request_on_gpt_5_6_reads_what_the_turns_wrote() -> N
     # The newest turn (its call and result) is left out of the summary request, so its results end
     # where the last turn's request ended: all of that request is read.
     assert calls[-1].cache_read == calls[-2].input_tokens and calls[-1].miss is None
+
+
+def test_a_gpt_5_6_request_with_nothing_to_mark_stays_in_openais_implicit_mode() -> None:
+    """Explicit mode with no breakpoint would cache nothing at all: without a mark, no options."""
+    provider = family("gpt-5.6 (explicit)")
+    bare = provider.render(Prompt((), (), (Message.user("Hello."),), CachePlan()))
+    assert marks(bare) == [] and "prompt_cache_options" not in bare
+    system = provider.render(Prompt(("Be brief.",), (), (Message.user("Hello."),), CachePlan()))
+    assert marks(system) == [0] and system["prompt_cache_options"] == {"mode": "explicit", "ttl": "30m"}

@@ -89,15 +89,22 @@ def mark_messages(
     return messages
 
 
-def cache_fields(prompt: Prompt, rules: CacheRules) -> dict[str, Any]:
-    """The top-level cache fields of a request: the key for OpenAI's models, the options on 5.6+."""
+def cache_fields(prompt: Prompt, rules: CacheRules, messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The top-level cache fields of a request whose ``messages`` are marked: the key for OpenAI's
+    models, the options on 5.6+ when a message carries a breakpoint."""
     fields: dict[str, Any] = {}
     if rules.cache_key and prompt.cache_key and KEY not in prompt.omit:
         fields[KEY] = prompt.cache_key
-    # Explicit mode with no breakpoint caches nothing: without the marks, OpenAI's implicit one is better.
-    if rules.mode == "explicit" and OPTIONS not in prompt.omit and BREAKPOINT not in prompt.omit:
+    # Explicit mode with no breakpoint caches nothing: without marks, OpenAI's implicit one is better.
+    marked = any(isinstance(p, Mapping) and BREAKPOINT in p for m in messages for p in _parts(m))
+    if rules.mode == "explicit" and OPTIONS not in prompt.omit and marked:
         fields[OPTIONS] = {"mode": "explicit", "ttl": OPENAI_EXPLICIT_TTL}
     return fields
+
+
+def _parts(message: Mapping[str, Any]) -> list[Any]:
+    content = message.get("content")
+    return content if isinstance(content, list) else []
 
 
 def refused_field(status: int, body: object, detail: str) -> str | None:

@@ -168,7 +168,7 @@ class OpenAICompatProvider:
             ]
             if prompt.tool_choice == "none":
                 body["tool_choice"] = "none"
-        body.update(cache_fields(prompt, rules))
+        body.update(cache_fields(prompt, rules, body["messages"]))
         body["stream"] = False
         return body
 
