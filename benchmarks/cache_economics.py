@@ -5,7 +5,9 @@ listings, writes, tool errors, two pins, five probes) runs under every policy be
 scripted, so every policy sees the same replies; only what the context engine sends differs. Each
 request is priced by ``tiny_agent.providers.cache_sim`` under Anthropic's rules at Sonnet 4.6's
 prices (genai-prices), and the usage the simulator bills is what the scripted provider reports
-back, so the engine measures its context with the same counts the bill uses.
+back, so the engine measures its context with the same counts the bill uses. Each tiny-agent
+policy runs a second time on the OpenAI wire as GPT-5.6 (explicit breakpoints, 30-minute entries,
+1.25x writes, 0.1x reads, GPT-5.6's prices): the "gpt-5.6" column.
 
     PYTHONPATH=src python benchmarks/cache_economics.py     # writes benchmarks/results/cache_economics.json
 
@@ -21,7 +23,7 @@ import re
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,12 +53,28 @@ from tiny_agent.providers.cache_sim import SimCall, Simulator, total
 from tiny_agent.providers.prefix import block_tokens, without_marks
 from tiny_agent.providers.pricing import context_window_of
 from tiny_agent.testing import ScriptedProvider
-from tiny_agent.types import Message, ModelResponse, Prompt, TextBlock, ToolUseBlock
+from tiny_agent.types import Message, ModelResponse, Prompt, TextBlock, ToolUseBlock, Wire
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "cache_economics.json"
 MODEL = "claude-sonnet-4-6"
 WINDOW = context_window_of(MODEL, "anthropic") or 200_000
+
+
+@dataclass(frozen=True)
+class Column:
+    """A wire and model every policy is priced on, by the simulator of that wire's rules."""
+
+    wire: Wire
+    model: str
+
+    @property
+    def window(self) -> int:
+        return context_window_of(self.model, self.wire) or 200_000
+
+
+SONNET = Column("anthropic", MODEL)
+GPT56 = Column("openai", "gpt-5.6")
 
 SEED_SUMMARY_SYSTEM = (
     "Summarize this conversation history into one paragraph. Keep tool calls, file paths, and any facts "
@@ -81,8 +99,9 @@ def is_summary_request(body: dict[str, Any]) -> bool:
 class Run:
     """One policy's run: the clock, the simulator, and what was observed at each model call."""
 
+    column: Column = SONNET
     clock: Clock = field(default_factory=Clock)
-    sim: Simulator = field(default_factory=lambda: Simulator("anthropic", MODEL))
+    sim: Simulator = field(init=False)
     steps: list[Step] = field(default_factory=lambda: [s for p in PHASES for s in p.steps])
     turn: int = 0
     probes: dict[str, str] = field(default_factory=dict)
@@ -97,6 +116,9 @@ class Run:
     """The engine's own diagnosis of each call, in call order (tiny-agent policies only)."""
     estimate_errors: list[float] = field(default_factory=list)
     """After each compaction: (engine's size estimate - the next request's billed input) / billed input."""
+
+    def __post_init__(self) -> None:
+        self.sim = Simulator(self.column.wire, self.column.model)
 
     def __call__(self, body: dict[str, Any]) -> ModelResponse:
         """The scripted model: a summary for a summary request, else the next scripted turn."""
@@ -133,7 +155,7 @@ class Run:
         output = sum(block_tokens(b.to_dict()) for b in reply.content)
         call = self.sim.send(self.clock.now, body, output, label)
         self.clock.advance(MODEL_SECONDS + output / OUTPUT_TOKENS_PER_SECOND)
-        return ModelResponse(reply, call.usage(), "tool_use" if reply.tool_uses else "end_turn", MODEL)
+        return ModelResponse(reply, call.usage(), "tool_use" if reply.tool_uses else "end_turn", self.column.model)
 
     def _turn_reply(self, step: Step) -> Message:
         text = (TextBlock(step.text),) if step.text else ()
@@ -163,14 +185,16 @@ def workspace() -> Iterator[Path]:
 
 
 class BenchProvider(ScriptedProvider):
-    """The scripted provider on Anthropic's wire, optionally without any cache marker."""
+    """The scripted provider on the run's wire, optionally without any cache marker."""
 
     def __init__(self, run: Run, *, cache_marks: bool = True) -> None:
-        super().__init__([run] * (4 * TURNS), wire="anthropic", model=MODEL, context_window=WINDOW)
+        column = run.column
+        super().__init__([run] * (4 * TURNS), wire=column.wire, model=column.model, context_window=column.window)
         self.cache_marks = cache_marks
 
-    def render(self, prompt: Prompt) -> dict[str, Any]:
-        body = super().render(prompt)
+    def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
+        # Here, not in ``render``: the engine's renderer assembles, and never calls ``render``.
+        body = super().assemble(prompt, messages)
         return body if self.cache_marks else without_marks(body)
 
 
@@ -183,6 +207,8 @@ class Policy:
     note: str
     drive: Callable[[Run, Path], None]
     """Runs the whole script (every phase) under this policy."""
+    anthropic_only: bool = False
+    """A transcription that writes Anthropic bodies itself (the seed): no GPT-5.6 column."""
 
 
 def agent_policy(name: str, note: str, config: ContextConfig | None = None, *, cache_marks: bool = True) -> Policy:
@@ -248,7 +274,8 @@ def seed_policy() -> Policy:
                     break
                 messages.append({"role": "user", "content": [toolbox.run(c).to_dict() for c in calls]})
 
-    return Policy("seed v0.2", "system prompt cached only; compress at 12,000 tokens, keep 4 turns, JSON dump", drive)
+    note = "system prompt cached only; compress at 12,000 tokens, keep 4 turns, JSON dump"
+    return Policy("seed v0.2", note, drive, anthropic_only=True)
 
 
 def _seed_compress(run: Run, messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -320,8 +347,8 @@ POLICIES: list[Policy] = [
 # -- running and reporting ------------------------------------------------------------------------
 
 
-def measure(policy: Policy) -> dict[str, Any]:
-    run = Run()
+def measure(policy: Policy, column: Column = SONNET) -> dict[str, Any]:
+    run = Run(column)
     with workspace() as root:
         policy.drive(run, root)
     if run.turn != TURNS:
@@ -397,6 +424,20 @@ def _tokens(call: SimCall) -> dict[str, int]:
     }
 
 
+GPT56_KEYS = ("usd", "tokens", "compactions", "summary_usd", "probes_answered", "pins_in_every_request", "misses")
+
+
+def _gpt56_column(policies: list[Policy], rows: list[dict[str, Any]]) -> None:
+    """Each policy again as GPT-5.6 on the OpenAI wire, priced by the simulator's GPT-5.6 rules."""
+    figures = {p.name: measure(p, GPT56) for p in policies if not p.anthropic_only}
+    naive = figures["naive"]["usd"]
+    for row in rows:
+        found = figures.get(row["policy"])
+        if found is not None:
+            row["gpt-5.6"] = {k: found[k] for k in GPT56_KEYS} | {"ratio_to_naive": round(found["usd"] / naive, 4)}
+            row["gpt-5.6"]["diagnosis"] = found["diagnosis"]
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
         f"{'policy':<26} {'USD':>8} {'x naive':>8} {'uncached':>9} {'read':>9} {'write':>8} {'output':>7} "
@@ -411,6 +452,16 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{r['summary_usd']:>9.3f} {r['probes_answered']:>4}/{len(PROBES)} ({r['probes_present']}) "
             f"{'all' if r['pins_in_every_request'] else 'LOST':>5}"
         )
+    lines.append(f"\nthe same policies as {GPT56.model} on the OpenAI wire (explicit breakpoints, 30m, 1.25x/0.1x):")
+    for r in rows:
+        g = r.get("gpt-5.6")
+        if g:
+            t = g["tokens"]
+            lines.append(
+                f"  {r['policy']:<26} {g['usd']:>8.3f} {g['ratio_to_naive']:>8.3f} {t['uncached']:>9,} "
+                f"{t['cache_read']:>9,} {t['cache_write_5m'] + t['cache_write_1h']:>8,} "
+                f"{g['compactions']:>3} compactions"
+            )
     lines.append("\nmisses by cause (requests that read less than the cache held; see SimCall.miss):")
     for r in rows:
         causes = ", ".join(f"{cause} {n}" for cause, n in sorted(r["misses"].items())) or "none"
@@ -449,9 +500,12 @@ def main() -> None:
     naive = next(r["usd"] for r in rows if r["policy"] == "naive")
     for r in rows:
         r["ratio_to_naive"] = round(r["usd"] / naive, 4)
+    _gpt56_column(chosen, rows)
     summary = {
         "model": MODEL,
         "rules": "Anthropic: breakpoints, 20-block lookback, 1,024-token minimum, 5m TTL; 1.25x write, 0.1x read",
+        "gpt-5.6_rules": "OpenAI GPT-5.6: breakpoints on content parts, 4 written, read at the latest 80 only "
+        "(no lookback), 1,024-token minimum, 30m TTL; 1.25x write, 0.1x read",
         "turns": TURNS,
         "probes": [
             {"name": p.name, "kind": p.kind, "first_seen": rows[0]["first_seen"].get(p.name), "needed_at": p.turn}

@@ -13,7 +13,8 @@ branches, so a caller can tell "fix your setup" from "try again later"::
     │   └── ProviderHTTPError           an HTTP answer with an error status (status_code, body, headers)
     │       ├── AuthenticationError     401 / 403: the key is wrong (also a ConfigError: the user must fix it)
     │       ├── BadRequestError         400 / 404 / 422: the request itself was refused; never retried
-    │       │   └── ContextTooLongError the prompt does not fit the model's window
+    │       │   ├── ContextTooLongError the prompt does not fit the model's window
+    │       │   └── UnsupportedFieldError   the model refused an optional field: sent again without it
     │       ├── RateLimitError          429
     │       ├── OverloadedError         529
     │       └── ServerError             5xx, or an error event in a stream
@@ -58,6 +59,7 @@ __all__ = [
     "StoreError",
     "TinyAgentError",
     "UnreadableEntry",
+    "UnsupportedFieldError",
 ]
 
 
@@ -118,6 +120,13 @@ class BadRequestError(ProviderHTTPError):
 
 class ContextTooLongError(BadRequestError):
     """The prompt is longer than the model's context window."""
+
+
+class UnsupportedFieldError(BadRequestError):
+    """400 naming a request field tiny-agent can do without (a prompt-cache field the model does not
+    take): the engine sends the request again without ``field`` and not again in the session."""
+
+    field: str = ""
 
 
 class RateLimitError(ProviderHTTPError):

@@ -255,6 +255,11 @@ class Prompt:
     """Narrowed input schemas by tool name (for example ``path`` limited to the workspace's real
     files), used only to constrain decoding where a provider supports it (the local model's JSON
     tool mode). Never rendered into the prompt text, so the cached prefix does not change with it."""
+    cache_key: str | None = None
+    """The conversation's cache routing key (OpenAI's ``prompt_cache_key``), for providers that take
+    one; not part of the prompt's text."""
+    omit: frozenset[str] = frozenset()
+    """Request fields the model refused earlier in the session (a 400 named them): not sent again."""
 
 
 @dataclass(frozen=True)
@@ -271,6 +276,9 @@ class ModelResponse:
     response_id: str | None = None
     provider_miss: str | None = None
     """The provider's own reason for a cache miss, where it gives one (Anthropic's cache diagnostics)."""
+    refused: tuple[tuple[str, str], ...] = ()
+    """(field, the error) of each request field the model refused with a 400 and the adapter sent the
+    request again without: the engine leaves them out of the session's later requests."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,12 @@ FAST = {"retry-after-ms": "10"}
 class Kit:
     name: str
     key_env: str
+    model: str = ""
+    """The model asked for (the wire's usual one when empty)."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}-{self.model}" if self.model else self.name
 
     def provider(self, url: str, **kwargs: Any) -> AnthropicProvider | OpenAICompatProvider:
         kwargs.setdefault("max_retries", 2)
@@ -36,8 +42,8 @@ class Kit:
         kwargs.setdefault("retry_backoff", 0.01)
         common = {"api_key": KEY, "key_env": self.key_env, **kwargs}
         if self.name == "anthropic":
-            return AnthropicProvider(model="claude-haiku-4-5", base_url=url, **common)
-        return OpenAICompatProvider(model="gpt-4o-mini", base_url=f"{url}/v1", **common)
+            return AnthropicProvider(model=self.model or "claude-haiku-4-5", base_url=url, **common)
+        return OpenAICompatProvider(model=self.model or "gpt-4o-mini", base_url=f"{url}/v1", **common)
 
     def path(self) -> str:
         return "/v1/messages" if self.name == "anthropic" else "/v1/chat/completions"
@@ -83,6 +89,8 @@ class Kit:
 
 
 KITS = (Kit("anthropic", "ANTHROPIC_API_KEY"), Kit("openai", "OPENAI_API_KEY"))
+ADAPTER_KITS = (*KITS, Kit("openai", "OPENAI_API_KEY", "gpt-5.6"))
+"""The adapters' fault cases also run on a GPT-5.6 body (explicit cache marks and options)."""
 
 
 def body(provider: AnthropicProvider | OpenAICompatProvider, tools: bool = False) -> dict[str, Any]:
@@ -133,4 +141,16 @@ def same(a: ModelResponse, b: ModelResponse) -> bool:
     )
 
 
-__all__ = ["FAST", "KEY", "KITS", "REDACTED", "Events", "Kit", "assert_no_secret", "body", "cli_env", "same"]
+__all__ = [
+    "ADAPTER_KITS",
+    "FAST",
+    "KEY",
+    "KITS",
+    "REDACTED",
+    "Events",
+    "Kit",
+    "assert_no_secret",
+    "body",
+    "cli_env",
+    "same",
+]

@@ -170,6 +170,40 @@ def reply(answer: dict[str, Any]) -> Fault:
     return fault
 
 
+def refuses(fields: tuple[str, ...], answer: dict[str, Any], *, param: bool = True) -> Fault:
+    """A model (or a proxy) that does not take ``fields``: a request carrying one of them anywhere
+    gets OpenAI's 400 naming it (in ``param`` and the message, as OpenAI says it; with
+    ``param=False`` in the message only, as Azure's "Unrecognized request argument supplied" does);
+    a request without them gets ``answer``."""
+
+    def fault(h: Handler, body: dict[str, Any]) -> None:
+        found = next(((f, where) for f in fields if (where := _path_of(body, f)) is not None), None)
+        if found is None:
+            reply(answer)(h, body)
+            return
+        field, where = found
+        if param:
+            error = {"message": f"Unknown parameter: '{where}'.", "param": where, "code": "unknown_parameter"}
+        else:
+            error = {"message": f"Unrecognized request argument supplied: {field}", "param": None, "code": None}
+        payload = {"error": {**error, "type": "invalid_request_error"}}
+        h.send(400, json.dumps(payload).encode(), "application/json")
+
+    return fault
+
+
+def _path_of(value: Any, key: str, path: str = "") -> str | None:
+    """Where ``key`` first occurs in a JSON value, as OpenAI's ``param`` names it (``messages[0].content[0].x``)."""
+    if isinstance(value, dict):
+        if key in value:
+            return f"{path}.{key}" if path else key
+        items: Any = value.items()
+        return next((p for k, v in items if (p := _path_of(v, key, f"{path}.{k}" if path else k))), None)
+    if isinstance(value, list):
+        return next((p for i, v in enumerate(value) if (p := _path_of(v, key, f"{path}[{i}]"))), None)
+    return None
+
+
 def events_for(answer: dict[str, Any], body: dict[str, Any]) -> list[Event]:
     if "choices" in answer:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.faults import server as faults
-from tests.faults.kit import FAST, KEY, KITS, REDACTED, Events, Kit, assert_no_secret, body
+from tests.faults.kit import ADAPTER_KITS, FAST, KEY, KITS, REDACTED, Events, Kit, assert_no_secret, body
 from tests.faults.server import FaultServer
 from tiny_agent.errors import (
     AuthenticationError,
@@ -33,7 +33,7 @@ from tiny_agent.providers.openai_compat import OpenAICompatProvider
 from tiny_agent.types import INVALID_JSON_KEY, RetryNotice, TextBlock, Usage
 
 
-@pytest.fixture(params=KITS, ids=lambda k: k.name)
+@pytest.fixture(params=ADAPTER_KITS, ids=lambda k: k.label)
 def kit(request: pytest.FixtureRequest) -> Kit:
     return request.param  # type: ignore[no-any-return]
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.faults import server as faults
 from tests.faults import wire
-from tests.faults.kit import KITS, Events, Kit, assert_no_secret, body, same
+from tests.faults.kit import ADAPTER_KITS, KITS, Events, Kit, assert_no_secret, body, same
 from tests.faults.server import FaultServer
 from tiny_agent.errors import (
     OverloadedError,
@@ -257,6 +257,6 @@ def test_json_tool_mode_does_not_stream_a_tool_call(server: FaultServer) -> None
     assert provider.send(request).message.tool_uses[0].input == block.input  # ...the call is the same
 
 
-@pytest.fixture(params=KITS, ids=lambda k: k.name)
+@pytest.fixture(params=ADAPTER_KITS, ids=lambda k: k.label)
 def kit(request: pytest.FixtureRequest) -> Kit:
     return request.param  # type: ignore[no-any-return]

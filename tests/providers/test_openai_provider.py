@@ -268,9 +268,29 @@ def test_finish_reasons(finish: str, expected: str) -> None:
             id="deepseek",
         ),
         pytest.param(
+            {"prompt_cache_hit_tokens": 1280, "prompt_cache_miss_tokens": 220, "completion_tokens": 8},
+            (1500, 8, 1280, None),
+            id="deepseek-without-prompt-tokens",
+        ),
+        pytest.param(
             {"prompt_tokens": 900, "completion_tokens": 4, "total_tokens": 904, "cached_tokens": 512},
             (900, 4, 512, None),
             id="moonshot",
+        ),
+        pytest.param(
+            {"prompt_tokens": 900, "completion_tokens": 4, "prompt_tokens_details": {"cached_tokens": 768}},
+            (900, 4, 768, None),
+            id="moonshot-k2.5",
+        ),
+        pytest.param(
+            {
+                "prompt_tokens": 900,
+                "completion_tokens": 4,
+                "cached_tokens": 512,
+                "prompt_tokens_details": {"cached_tokens": 0},
+            },
+            (900, 4, 512, None),
+            id="moonshot-both-fields",
         ),
         pytest.param(
             {"prompt_tokens": 900, "completion_tokens": 4, "total_tokens": 904}, (900, 4, None, None), id="none"

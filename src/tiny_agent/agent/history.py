@@ -19,6 +19,7 @@ from tiny_agent.context.entries import (
     Clearing,
     CompactionMark,
     ConfigChange,
+    FieldRefused,
     Note,
     PinChange,
     Response,
@@ -108,6 +109,8 @@ class _Reader:
                     yield f"#{seq} [settings: {', '.join(f'{k}={v}' for k, v in shown.items())}]"
                 if "system" in settings:
                     yield f"#{seq} [system prompt set: {len(str(settings['system']))} characters]"
+            case FieldRefused(model=model, field=name):
+                yield f"#{seq} [{model} does not take {name}: left out of its requests from here on]"
             case Note(text=text):
                 yield f"#{seq} [note: {text}]"
             case RunStop(reason=reason, steps=steps, detail=detail):

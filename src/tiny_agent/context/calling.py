@@ -18,7 +18,7 @@ from typing import Protocol
 from tiny_agent.context.cache import message_chain, shared_messages
 from tiny_agent.context.config import EMPTY_REPLY
 from tiny_agent.context.diagnosis import Before, diagnose
-from tiny_agent.context.entries import CallDone, CallFailed, CallOpened, Response, TypedEntry
+from tiny_agent.context.entries import CallDone, CallFailed, CallOpened, FieldRefused, Response, TypedEntry
 from tiny_agent.context.legality import drop_empty_text
 from tiny_agent.context.render import Rendered
 from tiny_agent.context.state import State
@@ -26,7 +26,7 @@ from tiny_agent.context.tokens import CallRecord
 from tiny_agent.providers.base import Provider
 from tiny_agent.types import Entry, ModelResponse, OnProviderEvent, Prompt, TextBlock
 
-__all__ = ["Recorder", "call", "previous_request"]
+__all__ = ["Recorder", "call", "on_the_wire", "previous_request"]
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +71,7 @@ def call(
 ) -> ModelResponse:
     state = engine.state
     profile = provider.profile
-    if state.last_done is not None and state.last_done[1].response_id:
-        prompt = dataclasses.replace(prompt, previous_response_id=state.last_done[1].response_id)
+    prompt = on_the_wire(engine, prompt, provider)
     rendered = engine.legal(prompt, provider)
     before = previous_request(engine)
     shared = shared_messages(before.fingerprint, rendered.chain, before.chain) if before else None
@@ -121,14 +120,30 @@ def call(
     )
     if purpose == "turn" and before is not None and "compaction" in before.changes:
         _log_estimate_error(state, response)
+    # A field the model refused (the adapter sent the request again without it) stays out of the session.
+    refused = [FieldRefused(profile.model, name, error) for name, error in response.refused]
     done = CallDone(entry.seq, record, None if purpose == "turn" else tuple(response.message.content))
     if purpose == "turn":
         message = drop_empty_text(response.message)
         content = message.content or (TextBlock(EMPTY_REPLY),)
-        engine.append([Response(content, entry.seq), done])
+        engine.append([*refused, Response(content, entry.seq), done])
     else:
-        engine.append([done])
+        engine.append([*refused, done])
     return response
+
+
+def on_the_wire(engine: Recorder, prompt: Prompt, provider: Provider) -> Prompt:
+    """``prompt`` as it is sent: with the previous answer's id (a provider's own miss diagnosis), the
+    conversation's cache key (from its first entry, which a fork shares with its parent, as it shares
+    the cached prefix), and without the fields the model refused earlier in the session."""
+    state, entries = engine.state, engine.entries
+    previous = state.last_done[1].response_id if state.last_done is not None else None
+    return dataclasses.replace(
+        prompt,
+        previous_response_id=previous or prompt.previous_response_id,
+        cache_key=f"tiny-agent-{entries[0].id}" if entries else prompt.cache_key,
+        omit=prompt.omit | state.refused.get(provider.profile.model, frozenset()),
+    )
 
 
 def previous_request(engine: Recorder) -> Before | None:

@@ -5,7 +5,9 @@ The causes are checked in prefix order, because the cache is a prefix: the first
 changed (tools, then the system prompt, then the pins, then the messages) decides, and whatever
 follows it cannot be read however identical it is. Then what changes nothing in the bytes: the
 entry expired (TTL), the previous request was below the model's minimum cacheable length, or the
-newest breakpoint sits more than 20 blocks past the entry (Anthropic's lookback). What is left is
+newest breakpoint sits more than 20 blocks past the entry (Anthropic's lookback; GPT-5.6 has none).
+What the provider says itself is kept beside this (Anthropic's cache diagnostics; Chat Completions
+offers no such comparison: OpenAI's ``comparison_response_id`` is a Responses API field). What is left is
 said plainly as unexplained (the provider evicted the entry, or routed the request elsewhere).
 """
 
@@ -88,9 +90,10 @@ def diagnose(
             f"cacheable prompt ({rules.min_tokens:,} tokens), so nothing was cached"
         )
     if rules.mode == "explicit" and not rendered.marks:
-        return "no cache breakpoint: the request marked nothing to cache (cache_control), so nothing was written"
+        mark = "cache_control" if profile.wire == "anthropic" else "prompt_cache_breakpoint"
+        return f"no cache breakpoint: the request marked nothing to cache ({mark}), so nothing was written"
     added = _blocks(prompt.messages) - _blocks(before.prompt.messages) if before.prompt else 0
-    if rules.lookback_blocks and added >= rules.lookback_blocks:
+    if rules.lookback_blocks > 1 and added >= rules.lookback_blocks:
         return (
             f"lookback: {added} new blocks since the previous request; the cache looks back only "
             f"{rules.lookback_blocks}"

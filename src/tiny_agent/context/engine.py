@@ -114,7 +114,7 @@ class Context(Conversation):
 
     def render(self, provider: Provider, prompt: Prompt | None = None) -> dict[str, Any]:
         """The exact body ``provider`` would send now, checked; repaired if the check finds a fault."""
-        return self.legal(prompt or self.prompt(), provider).body
+        return self.legal(calling.on_the_wire(self, prompt or self.prompt(), provider), provider).body
 
     def legal(self, prompt: Prompt, provider: Provider, *, sending: bool = True) -> Rendered:
         """``prompt`` rendered as it will really be sent: repaired if the check found a fault

@@ -24,6 +24,7 @@ __all__ = [
     "CompactionMark",
     "ConfigChange",
     "EntryError",
+    "FieldRefused",
     "Note",
     "PinChange",
     "Response",
@@ -148,6 +149,17 @@ class CallFailed:
 
 
 @dataclass(frozen=True)
+class FieldRefused:
+    """``model`` answered a 400 naming a request field tiny-agent can do without (a prompt-cache
+    field): the session's later requests to that model leave it out, after a resume too."""
+
+    kind: ClassVar[str] = "refused"
+    model: str
+    field: str
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class PinChange:
     kind: ClassVar[str] = "pin"
     add: str | None = None
@@ -195,6 +207,7 @@ TypedEntry = (
     | CallOpened
     | CallDone
     | CallFailed
+    | FieldRefused
     | PinChange
     | ConfigChange
     | RunChange

@@ -19,6 +19,7 @@ from tiny_agent.context.entries import (
     CompactionMark,
     ConfigChange,
     EntryError,
+    FieldRefused,
     Note,
     PinChange,
     Response,
@@ -79,6 +80,8 @@ def encode(value: TypedEntry) -> NewEntry:
                 body["reply"] = [b.to_dict() for b in reply]
         case CallFailed(call=call, error=error):
             body.update(call=call, error=error)
+        case FieldRefused(model=model, field=field, error=error):
+            body.update(model=model, field=field, error=error)
         case PinChange(add=add, remove=remove):
             body.update({k: v for k, v in (("add", add), ("remove", remove)) if v is not None})
         case ConfigChange(settings=settings) | RunChange(settings=settings):
@@ -166,6 +169,8 @@ def _decode(kind: str, body: Mapping[str, Any]) -> list[TypedEntry]:
             return [CallDone(int(body["call"]), CallRecord.from_body(body), blocks)]
         case "call_failed":
             return [CallFailed(int(body["call"]), str(body.get("error") or ""))]
+        case "refused":
+            return [FieldRefused(str(body["model"]), str(body["field"]), str(body.get("error") or ""))]
         case "pin":
             add, remove = body.get("add"), body.get("remove")
             return [PinChange(None if add is None else str(add), None if remove is None else str(remove))]

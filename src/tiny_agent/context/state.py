@@ -21,6 +21,7 @@ from tiny_agent.context.entries import (
     Clearing,
     CompactionMark,
     ConfigChange,
+    FieldRefused,
     Note,
     PinChange,
     Response,
@@ -84,6 +85,8 @@ class State:
     measured: tuple[int, int, int] | None = None
     """(messages, epoch, tokens) as of the newest turn whose usage was reported."""
     stops: list[RunStop] = field(default_factory=list)
+    refused: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Request fields each model refused with a 400 (``FieldRefused``): left out of its requests."""
     head: int = -1
 
     @staticmethod
@@ -135,6 +138,8 @@ class State:
                 self._call_done(seq, replace(record, at=entry.at))
             case CallFailed(call=seq):
                 self.open_calls.pop(seq, None)
+            case FieldRefused(model=model, field=name):
+                self.refused[model] = self.refused.get(model, frozenset()) | {name}
             case PinChange(add=add, remove=remove):
                 if add is not None and add not in self.pins:
                     self.pins.append(add)

@@ -25,7 +25,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from tiny_agent.errors import ConfigError
@@ -37,8 +37,10 @@ __all__ = [
     "ENV_MIN_TOKENS",
     "LOOKBACK_BLOCKS",
     "MAX_BREAKPOINTS",
+    "OPENAI_EXPLICIT_TTL",
     "OPENAI_INCREMENT",
     "OPENAI_MIN_TOKENS",
+    "OPENAI_READ_BREAKPOINTS",
     "READ_MULTIPLIER",
     "TTLS",
     "TTL_SECONDS",
@@ -62,7 +64,10 @@ DEFAULT_TTL: Ttl = "5m"
 def checked_ttl(cache_ttl: str, wire: Wire, provider: str) -> Ttl:
     """``cache_ttl`` as a lifetime ``provider`` (of ``wire``) can be asked for, or ConfigError."""
     if cache_ttl != DEFAULT_TTL and wire != "anthropic":
-        raise ConfigError(f"a cache lifetime applies to Anthropic; {provider!r} caches automatically")
+        raise ConfigError(
+            f"a cache lifetime applies to Anthropic; {provider!r} caches automatically "
+            "(GPT-5.6+: 30 minutes, its only lifetime)"
+        )
     for ttl in TTLS:
         if ttl == cache_ttl:
             return ttl
@@ -70,8 +75,9 @@ def checked_ttl(cache_ttl: str, wire: Wire, provider: str) -> Ttl:
 
 
 CacheMode = Literal["explicit", "automatic"]
-"""explicit: only prefixes ending at a breakpoint are cached (Anthropic's ``cache_control``);
-automatic: the provider caches every long enough prefix by itself (OpenAI, DeepSeek, Moonshot, llama.cpp)."""
+"""explicit: only prefixes ending at a breakpoint are cached (Anthropic's ``cache_control``, OpenAI's
+``prompt_cache_breakpoint`` on GPT-5.6+); automatic: the provider caches every long enough prefix by
+itself (OpenAI before GPT-5.6, DeepSeek, Moonshot, llama.cpp)."""
 
 ENV_MIN_TOKENS = "TINY_AGENT_CACHE_MIN_TOKENS"
 
@@ -91,6 +97,11 @@ OPENAI_INCREMENT = 128
 """Cached tokens are counted in steps of 128 above the minimum."""
 OPENAI_TTL_SECONDS = 300
 """In-memory retention is "5 to 10 minutes" idle: the lower bound, so a simulation never flatters."""
+OPENAI_EXPLICIT_TTL = "30m"
+"""GPT-5.6+: ``prompt_cache_options.ttl``, the minimum lifetime of every breakpoint a request writes
+(the SDK's only value; the backend may keep entries longer)."""
+OPENAI_READ_BREAKPOINTS = 80
+"""GPT-5.6+: a read considers the latest 80 breakpoints of the request, wherever they are (no lookback)."""
 
 DEFAULT_MIN_TOKENS: Mapping[Wire, int] = {"anthropic": 1024, "openai": OPENAI_MIN_TOKENS}
 
@@ -129,7 +140,13 @@ class CacheRules:
     min_tokens: int
     """Shortest prefix that is cached at all; below it nothing is written or read, silently."""
     max_breakpoints: int = MAX_BREAKPOINTS
+    """Breakpoints a request may write (Anthropic refuses more; GPT-5.6 writes only the latest four)."""
     lookback_blocks: int = LOOKBACK_BLOCKS
+    """How many blocks a read tries from each breakpoint back, the breakpoint itself first: 20 on
+    Anthropic, 1 on GPT-5.6+ (a read matches only at the request's own breakpoints, but at any of the
+    latest 80, however far back); 0 for an automatic cache."""
+    read_breakpoints: int = MAX_BREAKPOINTS
+    """How many of the request's breakpoints, the newest first, a read considers (80 on GPT-5.6+)."""
     ttl_seconds: Mapping[Ttl, float] = field(default_factory=lambda: dict(TTL_SECONDS))
     write_multiplier: Mapping[Ttl, float] = field(default_factory=lambda: dict(WRITE_MULTIPLIER))
     read_multiplier: float = READ_MULTIPLIER
@@ -139,6 +156,9 @@ class CacheRules:
     writes_billed: bool = True
     """Whether a cache write costs more than plain input (Anthropic, GPT-5.6+); automatic caches before
     GPT-5.6, DeepSeek and Moonshot write for free."""
+    cache_key: bool = False
+    """The request may carry a ``prompt_cache_key`` that routes a session's requests to the same cache
+    (OpenAI's own models)."""
 
 
 def normalise_model(model: str) -> str:
@@ -167,7 +187,10 @@ def cache_rules(model: str, wire: Wire, overrides: Mapping[str, int] | None = No
 
 
 _GPT_EXPLICIT = re.compile(r"^gpt-(?:5\.(?:[6-9]|\d{2,})|[6-9](?:\.\d+)?)(?:$|-)")
-"""GPT-5.6 and later: cache writes billed at 1.25x, reads at 0.1x, counted to the token."""
+"""GPT-5.6 and later: explicit breakpoints, writes billed at 1.25x, reads at 0.1x, counted to the token."""
+_OPENAI_MODEL = re.compile(r"^(?:gpt-|chatgpt-|codex-|o\d)")
+"""OpenAI's own models, which take a ``prompt_cache_key`` (other models served over the same wire,
+at a base URL of their own, are not sent one)."""
 _AUTOMATIC_FREE_WRITES = {
     # name: (minimum, increment, lifetime in seconds). DeepSeek's disk cache is kept "a few hours to a
     # few days": an hour is the lower bound that never flatters. Moonshot's minimum is not published
@@ -190,11 +213,36 @@ def rules_of(profile: str, model: str, wire: Wire, overrides: Mapping[str, int] 
         minimum = min_cacheable_tokens(model, wire, overrides) if overrides or _env_overrides() else minimum
         return _automatic(wire, model, minimum, increment, lifetime, writes_billed=False, read=0.25)
     minimum = min_cacheable_tokens(model, wire, overrides)
-    if _GPT_EXPLICIT.match(normalise_model(model)):
-        return _automatic(wire, model, minimum, 1, OPENAI_TTL_SECONDS, writes_billed=True, read=READ_MULTIPLIER)
+    name = normalise_model(model)
+    keyed = bool(_OPENAI_MODEL.match(name))
+    if _GPT_EXPLICIT.match(name):
+        return _openai_explicit(model, minimum)
     # Reads at the model's cached-input price, which genai-prices knows; the multiplier is a fallback
     # (gpt-4o's published ratio; newer models are cheaper).
-    return _automatic(wire, model, minimum, OPENAI_INCREMENT, OPENAI_TTL_SECONDS, writes_billed=False, read=0.5)
+    rules = _automatic(wire, model, minimum, OPENAI_INCREMENT, OPENAI_TTL_SECONDS, writes_billed=False, read=0.5)
+    return replace(rules, cache_key=keyed)
+
+
+def _openai_explicit(model: str, minimum: int) -> CacheRules:
+    """GPT-5.6 and later on Chat Completions: ``prompt_cache_breakpoint`` marks on content parts, at
+    most four written a request, a read matching at any of the latest 80 breakpoints (no lookback from
+    them), entries kept at least 30 minutes; writes 1.25x, reads 0.1x, counted to the token."""
+    lifetime = 1800.0
+    return CacheRules(
+        "openai",
+        model,
+        minimum,
+        max_breakpoints=MAX_BREAKPOINTS,
+        lookback_blocks=1,
+        read_breakpoints=OPENAI_READ_BREAKPOINTS,
+        ttl_seconds={"5m": lifetime, "1h": lifetime},
+        write_multiplier={"5m": WRITE_MULTIPLIER["5m"], "1h": WRITE_MULTIPLIER["5m"]},
+        read_multiplier=READ_MULTIPLIER,
+        increment=1,
+        mode="explicit",
+        writes_billed=True,
+        cache_key=True,
+    )
 
 
 def _automatic(
@@ -207,6 +255,7 @@ def _automatic(
         minimum,
         max_breakpoints=0,
         lookback_blocks=0,
+        read_breakpoints=0,
         ttl_seconds={"5m": lifetime, "1h": lifetime},
         write_multiplier={"5m": write, "1h": write},
         read_multiplier=read,

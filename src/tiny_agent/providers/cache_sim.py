@@ -23,10 +23,23 @@ whole; a later request reads the longest prefix it shares with a live earlier on
 a multiple of 128 tokens, at the model's cached-input price, with no write charge. Entries live 5
 minutes from their last use (the lower bound of the published "5 to 10 minutes").
 
+OpenAI GPT-5.6+ (explicit, the SDK's ``PromptCacheOptions``), per request, prefix order tools ->
+messages (the system message first among them):
+- a breakpoint is a message with ``prompt_cache_breakpoint`` on a content part (the prefix up to the
+  end of that message); with ``prompt_cache_options.mode`` "explicit" those are all, otherwise
+  (implicit, the default) OpenAI adds one of its own, here at the last block;
+- a read matches only at one of the request's latest 80 breakpoints (no lookback from them, however
+  far back they are): the longest live entry at one of them is read, at 0.1x;
+- the latest four breakpoints are written (three and the implicit one in implicit mode), each whose
+  prefix reaches the minimum (1,024); a write is billed 1.25x; an entry lives 30 minutes from its
+  last write or read; with mode "explicit" and no breakpoint nothing is cached at all;
+- ``prompt_cache_key`` routes the request: a different key is a different cache.
+
 Not modelled: the unconfirmed rule that a run of ``tool_use`` (or ``tool_result``) blocks counts as
 one lookback position; that an entry is readable only once the response writing it has begun (the
-requests here are sequential); OpenAI's write charge on GPT-5.6+. Breakpoints at or before the read
-are refreshed for free. Tiered prices (over 200k input tokens) are genai-prices' to apply.
+requests here are sequential); a GPT-5.6 mark on a content part other than a message's last (it is
+taken as the end of its message). Breakpoints at or before the read are refreshed for free. Tiered
+prices (over 200k input tokens) are genai-prices' to apply.
 
 Token counts come from ``providers.prefix`` (ceil(canonical JSON characters / 4) per block). The
 unit of a change is one block: a real cache matches token by token, so a block that changes near
@@ -78,6 +91,7 @@ class SimCall:
     miss: str | None = None
     """Why this request read less than the latest earlier request that cached anything left cached:
     ``ttl``, ``lookback``, ``below-minimum``, ``no-breakpoint``, ``no-breakpoint-after-prefix``,
+    ``no-breakpoint-at-prefix`` (GPT-5.6+: a read matches only at a breakpoint),
     ``changed:<path of the first block that differs>``, ``changed:settings`` (tool_choice, thinking)
     or ``changed:model``; None if it read all of it (or is the first request)."""
 
@@ -197,7 +211,11 @@ class Simulator:
         marks: list[tuple[int, Ttl]] = []
         if self.wire == "anthropic":
             marks = self._marks(body, blocks)
-            read, w5, w1, top = self._anthropic(at, marks, hashes, cum)
+            read, w5, w1, top = self._explicit(at, marks, marks, hashes, cum)
+        elif self.rules.mode == "explicit":
+            marks, written, implicit = self._openai_marks(body, blocks)
+            considered = marks[-self.rules.read_breakpoints :]
+            read, w5, w1, top = self._explicit(at, considered, written, hashes, cum, implicit)
         else:
             (read, top), w5, w1 = self._openai(at, hashes, cum), 0, 0
         miss = self._miss(blocks, hashes, cum, settings, [i for i, _ in marks], read, was_alive)
@@ -212,9 +230,11 @@ class Simulator:
     def _chain(self, body: Mapping[str, Any], blocks: list[PrefixBlock]) -> tuple[list[str], list[int], str]:
         """Cumulative prefix hash and token count after each block, and the settings between system and messages."""
         names = ("tool_choice", "thinking") if self.wire == "anthropic" else ()
-        head = ("response_format", "parallel_tool_calls", "reasoning_effort") if self.wire == "openai" else ()
+        head: tuple[str, ...] = ()
+        if self.wire == "openai":
+            head = ("response_format", "parallel_tool_calls", "reasoning_effort", "prompt_cache_key")
         h = _hash("", canonical({"model": body.get("model", self.model), **{k: body.get(k) for k in head}}))
-        settings = canonical({k: body.get(k) for k in names})
+        settings = canonical({k: body.get(k) for k in (*names, *head)})
         hashes: list[str] = []
         cum: list[int] = []
         tokens = 0
@@ -241,18 +261,45 @@ class Simulator:
             raise SimulationError("a 1h cache breakpoint comes after a 5m one; longer TTLs must come first")
         return marks
 
-    def _anthropic(
-        self, at: float, marks: list[tuple[int, Ttl]], hashes: list[str], cum: list[int]
+    def _openai_marks(
+        self, body: Mapping[str, Any], blocks: list[PrefixBlock]
+    ) -> tuple[list[tuple[int, Ttl]], list[tuple[int, Ttl]], int]:
+        """GPT-5.6+: the request's breakpoints, the ones it writes (the latest four; in implicit mode
+        the latest three and OpenAI's own), and the block of the implicit one (-1: explicit mode).
+
+        Where OpenAI puts its implicit breakpoint is not published: here at the last block, reading
+        the longest live prefix before it, as the automatic caching before GPT-5.6 did."""
+        marks = breakpoints(body, blocks)
+        options = body.get("prompt_cache_options")
+        explicit = isinstance(options, Mapping) and options.get("mode") == "explicit"
+        room = self.rules.max_breakpoints
+        if explicit or not blocks:
+            return marks, marks[-room:] if room else [], -1
+        implicit: tuple[int, Ttl] = (len(blocks) - 1, "5m")
+        written = [*marks[-(room - 1) :], implicit] if room > 1 else [implicit]
+        return sorted({*marks, implicit}), sorted(set(written)), implicit[0]
+
+    def _explicit(
+        self,
+        at: float,
+        marks: list[tuple[int, Ttl]],
+        written_marks: list[tuple[int, Ttl]],
+        hashes: list[str],
+        cum: list[int],
+        implicit: int = -1,
     ) -> tuple[int, int, int, int]:
-        """(read, 5m write, 1h write, index of the longest prefix now cached)."""
+        """Breakpoint caching: reads from ``marks`` (each looking back the rules' blocks; the block
+        ``implicit`` without limit), writes at ``written_marks``. (read, 5m write, 1h write, index of
+        the longest prefix now cached)."""
         hit = -1
         for mark, _ in marks:
-            for j in range(mark, max(-1, mark - self.rules.lookback_blocks), -1):
+            reach = mark + 1 if mark == implicit else self.rules.lookback_blocks
+            for j in range(mark, max(-1, mark - reach), -1):
                 if self._alive(hashes[j], at):
                     hit = max(hit, j)
                     break
         read = cum[hit] if hit >= 0 else 0
-        written = [(i, ttl) for i, ttl in marks if cum[i] >= self.rules.min_tokens]
+        written = [(i, ttl) for i, ttl in written_marks if cum[i] >= self.rules.min_tokens]
         top = max((i for i, _ in written), default=-1)
         top_1h = max((i for i, t in written if t == "1h"), default=-1)
         write = cum[top] - read if top > hit else 0
@@ -291,7 +338,7 @@ class Simulator:
         """Why this request read less than the latest request that cached anything left cached."""
         if not self.calls or not blocks:
             return None  # the first request has nothing to miss
-        if self.wire == "anthropic" and not marks:
+        if (self.wire == "anthropic" or self.rules.mode == "explicit") and not marks:
             return "no-breakpoint"
         if cum[max(marks) if marks else -1] < self.rules.min_tokens:
             return "below-minimum"
@@ -302,7 +349,9 @@ class Simulator:
             if not was_alive:
                 return "ttl"
             at = hashes.index(seen.top)
-            return "lookback" if any(m >= at for m in marks) else "no-breakpoint-after-prefix"
+            if not any(m >= at for m in marks):
+                return "no-breakpoint-after-prefix"
+            return "no-breakpoint-at-prefix" if self.rules.lookback_blocks == 1 else "lookback"
         i = next((k for k, (a, b) in enumerate(zip(seen.hashes, hashes, strict=False)) if a != b), len(hashes))
         if i >= len(blocks):
             return "changed:truncated"

@@ -9,8 +9,9 @@ stream's chunks into the same shape, by one ``openai_reply.process``. So the two
 drift, and no answer can raise anything but ``tiny_agent.errors``. Streams ask for usage
 (``stream_options.include_usage``); without it the last chunk carries none.
 
-The ``CachePlan`` is ignored: these providers cache a repeated prefix automatically, and the
-engine's stable-first order is what makes the prefix repeat.
+Before GPT-5.6 the ``CachePlan`` is ignored: these providers cache a repeated prefix automatically,
+and the engine's stable-first order is what makes the prefix repeat. GPT-5.6 and later take the
+plan's breakpoints, and OpenAI's models a cache key (``openai_cache``).
 
 Retries are ours (``providers/retry``), not the SDK's: its ``max_retries`` is 0.
 """
@@ -25,7 +26,7 @@ from typing import Any, Literal, assert_never
 import httpx2
 import openai
 
-from tiny_agent.errors import ConfigError
+from tiny_agent.errors import ConfigError, UnsupportedFieldError
 from tiny_agent.providers import json_tools
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
 from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
@@ -37,6 +38,7 @@ from tiny_agent.providers.http_errors import (
     payload_error,
     status_error_class,
 )
+from tiny_agent.providers.openai_cache import as_parts, cache_fields, dropping_refused, mark_messages, refused_field
 from tiny_agent.providers.openai_reply import Accumulator, process
 from tiny_agent.providers.profile import ProviderProfile, profile_for
 from tiny_agent.providers.retry import (
@@ -138,19 +140,23 @@ class OpenAICompatProvider:
     def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
         if self.tool_mode == "json_schema":
             return [json_tools.render_message(message, names)]
-        return _render_message(message)
+        rendered = _render_message(message)
+        return [as_parts(m) for m in rendered] if self._profile.cache.mode == "explicit" else rendered
 
     def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
-        """The ``/chat/completions`` body for ``prompt`` (non-streaming)."""
-        flat = [m for group in messages for m in group]
+        """The ``/chat/completions`` body for ``prompt`` (non-streaming); on GPT-5.6+ with the plan's
+        cache breakpoints (on copies)."""
         if self.tool_mode == "json_schema" and prompt.tools:
-            return self._json_tools_body(prompt, flat)
+            return self._json_tools_body(prompt, [m for group in messages for m in group])
+        rules = self._profile.cache
         system = "\n\n".join(text for text in prompt.system if text)
         head = [{"role": "system", "content": system}] if system else []
+        if rules.mode == "explicit":
+            head = [as_parts(m) for m in head]
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": prompt.max_tokens or self.max_tokens,
-            "messages": [*head, *flat],
+            "messages": mark_messages(prompt, messages, head, rules),
         }
         if prompt.tools:
             body["tools"] = [
@@ -162,6 +168,7 @@ class OpenAICompatProvider:
             ]
             if prompt.tool_choice == "none":
                 body["tool_choice"] = "none"
+        body.update(cache_fields(prompt, rules, body["messages"]))
         body["stream"] = False
         return body
 
@@ -184,8 +191,11 @@ class OpenAICompatProvider:
         return body
 
     def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
-        """Post ``body`` to ``/chat/completions``; every failure comes out as a ``tiny_agent.errors`` class."""
-        return Call(self._policy, self.url, on_event).run(lambda: self._send_once(body))
+        """Post ``body`` to ``/chat/completions``; every failure comes out as a ``tiny_agent.errors`` class.
+        A 400 refusing a cache field is sent again without it (``openai_cache.dropping_refused``)."""
+        return dropping_refused(
+            body, lambda b: Call(self._policy, self.url, on_event).run(lambda: self._send_once(b)), on_event
+        )
 
     def _send_once(self, body: dict[str, Any]) -> ModelResponse:
         with self._boundary():
@@ -201,6 +211,9 @@ class OpenAICompatProvider:
 
         Retried only until the first event; a stream cut after it raises, and nothing partial is
         returned. Ctrl-C (``KeyboardInterrupt``) closes the connection and propagates."""
+        return dropping_refused(body, lambda b: self._stream_once(b, on_event), on_event)
+
+    def _stream_once(self, body: dict[str, Any], on_event: OnProviderEvent | None) -> ModelResponse:
         call = Call(self._policy, self.url, on_event)
         streaming = {**body, "stream": True, "stream_options": {"include_usage": True}}
         opened = call.run(lambda: self._open(streaming))
@@ -239,8 +252,10 @@ class OpenAICompatProvider:
         if not isinstance(detail, str):
             detail = one_line(exc.response.text)[:200] if isinstance(body, str) else exc.message
         label = next((x for x in (exc.type, exc.code) if isinstance(x, str) and x), "error")
+        field = refused_field(exc.status_code, body, detail)
         kind = status_error_class(exc.status_code, f"{exc.code} {exc.type} {detail}")
-        return http_error(
+        kind = UnsupportedFieldError if field else kind
+        error = http_error(
             self.name,
             kind,
             status=exc.status_code,
@@ -250,6 +265,9 @@ class OpenAICompatProvider:
             headers=dict(exc.response.headers),
             key_env=self.key_env,
         )
+        if isinstance(error, UnsupportedFieldError) and field:
+            error.field = field
+        return error
 
     def count_tokens(self, prompt: Prompt) -> int | None:
         """None: counting would cost a round trip (or is not offered), so the engine estimates."""

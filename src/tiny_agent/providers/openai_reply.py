@@ -2,10 +2,12 @@
 
 A stream's chunks are folded by ``Accumulator`` into the shape of a whole ``chat.completion``,
 which ``process`` then reads, so a streamed reply and a whole one give the same ``ModelResponse``.
-The endpoints' usage quirks are read here in one place: the cached part of the prompt is
-``prompt_tokens_details.cached_tokens`` (OpenAI, llama.cpp), DeepSeek's ``prompt_cache_hit_tokens``
-or Moonshot's top-level ``cached_tokens``; llama.cpp also reports how long it spent reading the
-prompt in ``timings.prompt_ms``.
+The endpoints' usage quirks are read here in one place (``normalise_usage``): the cached part of the
+prompt is ``prompt_tokens_details.cached_tokens`` (OpenAI, llama.cpp), DeepSeek's
+``prompt_cache_hit_tokens`` (with ``prompt_cache_miss_tokens`` the rest of the prompt), or Moonshot's
+top-level ``cached_tokens`` (Kimi K2.5 reports ``prompt_tokens_details.cached_tokens``: both are
+read); GPT-5.6+ report their writes in ``prompt_tokens_details.cache_write_tokens``; llama.cpp also
+reports how long it spent reading the prompt in ``timings.prompt_ms``.
 """
 
 from __future__ import annotations
@@ -96,23 +98,28 @@ def _text(content: object) -> str:
 
 
 def normalise_usage(raw: object) -> Usage:
-    """Missing, null or partial usage gives None for what is unknown, never a made-up 0."""
+    """Missing, null or partial usage gives None for what is unknown, never a made-up 0.
+
+    ``input_tokens`` is the whole prompt, cached tokens included (``prompt_tokens``; on DeepSeek,
+    where it is missing, hit + miss). The cache read is the largest count of the fields an endpoint
+    reports it in (Moonshot may send two; a 0 in one is the other's default, not a second opinion)."""
     if not isinstance(raw, Mapping):
         return Usage()
     details = raw.get("prompt_tokens_details")
     details = details if isinstance(details, Mapping) else {}
-    cache_read = _first(details.get("cached_tokens"), raw.get("prompt_cache_hit_tokens"), raw.get("cached_tokens"))
+    hit, miss = count(raw.get("prompt_cache_hit_tokens")), count(raw.get("prompt_cache_miss_tokens"))
+    reported = [count(x) for x in (details.get("cached_tokens"), hit, raw.get("cached_tokens"))]
+    cache_read = max((n for n in reported if n is not None), default=None)
+    prompt = count(raw.get("prompt_tokens"))
+    if prompt is None and hit is not None and miss is not None:
+        prompt = hit + miss
     return Usage(
-        input_tokens=count(raw.get("prompt_tokens")),
+        input_tokens=prompt,
         output_tokens=count(raw.get("completion_tokens")),
         cache_read_tokens=cache_read,
         cache_write_tokens=count(details.get("cache_write_tokens")),
         details=dict(raw),
     )
-
-
-def _first(*values: object) -> int | None:
-    return next((n for n in map(count, values) if n is not None), None)
 
 
 class Accumulator:

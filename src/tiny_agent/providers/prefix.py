@@ -11,7 +11,9 @@ ratios between policies are fair.
 The blocks, in cache order (tools -> system -> messages): on Anthropic each tool, each system block
 and each message content block (a string content counts as one text block); on OpenAI each tool and
 each whole message. A block's key is its role and canonical JSON: two requests share a prefix up to
-the first block whose key differs.
+the first block whose key differs. The marks (Anthropic's ``cache_control``, OpenAI's
+``prompt_cache_breakpoint`` on a content part) are not part of a block's bytes; an OpenAI message
+carrying a mark on any of its parts is a breakpoint at its end (tiny-agent marks the last part).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from tiny_agent.types import Wire
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "MARK_KEYS",
     "PrefixBlock",
     "block_tokens",
     "breakpoints",
@@ -38,12 +41,16 @@ __all__ = [
 
 CHARS_PER_TOKEN = 4
 
+MARK_KEYS = frozenset({"cache_control", "prompt_cache_breakpoint"})
+"""The cache markers of both wires: Anthropic's on blocks, OpenAI's (GPT-5.6+) on content parts."""
+
 
 def without_marks(data: Any) -> Any:
-    """A body (or any part of one) without its ``cache_control`` markers, which move to the newest
-    message on every request: what two requests must share for one to extend the other's prefix."""
+    """A body (or any part of one) without its cache markers (``cache_control``,
+    ``prompt_cache_breakpoint``), which move to the newest message on every request: what two
+    requests must share for one to extend the other's prefix."""
     if isinstance(data, Mapping):
-        return {k: without_marks(v) for k, v in data.items() if k != "cache_control"}
+        return {k: without_marks(v) for k, v in data.items() if k not in MARK_KEYS}
     if isinstance(data, list):
         return [without_marks(v) for v in data]
     return data
@@ -91,7 +98,7 @@ def prefix_blocks(body: Mapping[str, Any], wire: Wire) -> list[PrefixBlock]:
             else:
                 out.extend(_block(f"messages[{i}].content[{j}]", b, msg.get("role")) for j, b in enumerate(content))
     else:
-        out.extend(_block(f"messages[{i}]", m, "message") for i, m in enumerate(body.get("messages") or []))
+        out.extend(_message_block(f"messages[{i}]", m) for i, m in enumerate(body.get("messages") or []))
     return out
 
 
@@ -101,6 +108,17 @@ def _block(path: str, data: Any, role: Any) -> PrefixBlock:
     if isinstance(mark, Mapping):
         ttl = "1h" if mark.get("ttl") == "1h" else "5m"
     return PrefixBlock(path, data, block_tokens(data), ttl, f"{role}|{canonical(data)}")
+
+
+def _message_block(path: str, message: Any) -> PrefixBlock:
+    """A whole Chat Completions message; a ``prompt_cache_breakpoint`` on one of its content parts
+    makes it a breakpoint. OpenAI's marks take the request's lifetime: "5m" stands for it here, and the
+    rules say how long that is (30 minutes on GPT-5.6+)."""
+    content = message.get("content") if isinstance(message, Mapping) else None
+    parts = content if isinstance(content, list) else []
+    marked = any(isinstance(p, Mapping) and isinstance(p.get("prompt_cache_breakpoint"), Mapping) for p in parts)
+    data = without_marks(message) if marked else message
+    return PrefixBlock(path, data, block_tokens(data), "5m" if marked else None, f"message|{canonical(data)}")
 
 
 def breakpoints(body: Mapping[str, Any], blocks: list[PrefixBlock]) -> list[tuple[int, Ttl]]:

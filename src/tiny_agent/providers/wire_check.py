@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS
+from tiny_agent.providers.prefix import MARK_KEYS
 from tiny_agent.types import Message, TextBlock, ToolResultBlock, message_from_dict
 
 __all__ = [
@@ -196,14 +197,20 @@ WireCheck = AnthropicCheck | OpenAICheck
 
 
 def count_marks(body: Mapping[str, Any]) -> int:
-    """``cache_control`` markers anywhere in a body's tools, system and messages."""
-    marks = sum(1 for b in body.get("system") or [] if isinstance(b, Mapping) and "cache_control" in b)
-    marks += sum(1 for t in body.get("tools") or [] if isinstance(t, Mapping) and "cache_control" in t)
+    """Cache markers anywhere in a body's tools, system and messages: Anthropic's ``cache_control``,
+    OpenAI's ``prompt_cache_breakpoint`` (GPT-5.6+, on content parts)."""
+    system = body.get("system")
+    marks = sum(1 for b in system if _marked(b)) if isinstance(system, list) else 0
+    marks += sum(1 for t in body.get("tools") or [] if _marked(t))
     for m in body.get("messages") or []:
         content = m.get("content") if isinstance(m, Mapping) else None
         if isinstance(content, list):
-            marks += sum(1 for b in content if isinstance(b, Mapping) and "cache_control" in b)
+            marks += sum(1 for b in content if _marked(b))
     return marks
+
+
+def _marked(block: object) -> bool:
+    return isinstance(block, Mapping) and not MARK_KEYS.isdisjoint(block)
 
 
 def check_messages(messages: Sequence[Message]) -> list[str]:

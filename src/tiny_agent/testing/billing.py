@@ -57,7 +57,9 @@ class _Route:
 
 
 class BillingFake:
-    """``tasks`` are played on every route; ``delay`` seconds pass before each answer."""
+    """``tasks`` are played on every route; ``delay`` seconds pass before each answer. ``refuses``
+    names request fields the fake answers a 400 for, as OpenAI does for a field a model does not take
+    (``prompt_cache_options`` before GPT-5.6)."""
 
     def __init__(
         self,
@@ -66,7 +68,9 @@ class BillingFake:
         delay: float = 0.0,
         clock: Callable[[], float] = time.time,
         summary_words: int = 60,
+        refuses: Sequence[str] = (),
     ) -> None:
+        self.refuses = tuple(refuses)
         self.tasks = tuple(tasks)
         self.delay = delay
         self.clock = clock
@@ -131,6 +135,11 @@ class BillingFake:
             _send(http, 404, {"error": {"type": "not_found_error", "message": f"no route {http.path}"}})
             return
         body = json.loads(http.rfile.read(int(http.headers.get("content-length") or 0)) or b"{}")
+        refused = next((f for f in self.refuses if f'"{f}"' in json.dumps(body)), None)
+        if refused is not None:
+            error = {"message": f"Unrecognized request argument supplied: {refused}", "param": refused}
+            _send(http, 400, {"error": {**error, "type": "invalid_request_error", "code": "unknown_parameter"}})
+            return
         blocks, stop = route.model.reply(body, wire)
         output = sum(block_tokens(b.to_dict()) for b in blocks)
         with self._lock:
