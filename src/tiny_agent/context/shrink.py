@@ -12,6 +12,7 @@ If it calls one anyway, it is asked once more; then the flattened transcript is 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
@@ -29,9 +30,10 @@ from tiny_agent.context.compaction import (
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.entries import CompactionMark, TypedEntry
 from tiny_agent.context.policy import Cycle, best_threshold, decision_prices
+from tiny_agent.context.render import Rendered
 from tiny_agent.context.state import State
 from tiny_agent.context.tokens import TokenLedger
-from tiny_agent.errors import CompactionError
+from tiny_agent.errors import CompactionError, IllegalRequestError
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.pricing import TokenPrices
 from tiny_agent.types import CachePlan, Entry, Message, ModelResponse, Prompt, TextBlock
@@ -80,6 +82,8 @@ class Shrinkable(Protocol):
     def context_tokens(self, provider: Provider | None = None, prompt: Prompt | None = None) -> int: ...
 
     def context_window(self, provider: Provider | None = None) -> int: ...
+
+    def legal(self, prompt: Prompt, provider: Provider, *, sending: bool = True) -> Rendered: ...
 
     def threshold(self, provider: Provider | None = None) -> int: ...
 
@@ -161,7 +165,9 @@ def compact(
         raise CompactionError("the summary call returned no text, history left unchanged")
     record = WorkRecord.from_messages(state.messages[: base + cut], state.pins).render()
     candidate = Compaction(base + cut, prose, record, before)
-    after = ctx.context_tokens(provider, ctx.prompt(compaction=candidate))
+    prompt = ctx.prompt(compaction=candidate)
+    counted = _counted(ctx, provider, prompt)
+    after = counted if counted is not None else ctx.context_tokens(provider, prompt)
     if after >= before:
         raise CompactionError(
             f"the summary ({after:,} tokens with the kept turns) is not smaller than what it replaces "
@@ -170,11 +176,23 @@ def compact(
     how = "custom" if summarizer is not None and not isinstance(summarizer, TranscriptSummarizer) else "provider"
     if isinstance(summarizer, TranscriptSummarizer):
         how = "transcript"
-    mark = CompactionMark(state.starts[base + cut], base + cut, prose, record, before, after)
+    mark = CompactionMark(
+        state.starts[base + cut], base + cut, prose, record, before, after, counted=counted is not None
+    )
     if manual:
         mark = dataclasses.replace(mark, manual=True, keep_turns=keep_turns, summarizer=how)
     ctx.append([mark])
     return state.compactions[-1]
+
+
+def _counted(ctx: Shrinkable, provider: Provider | None, prompt: Prompt) -> int | None:
+    """The provider's own count of the window after a compaction, where it is free (``free_count``):
+    once here, not every turn, so the estimates of the turns after it start from a measurement."""
+    if provider is None or not provider.profile.free_count or provider.profile.counts_tokens:
+        return None
+    with contextlib.suppress(IllegalRequestError):  # not sendable as it stands: counted as it stands
+        prompt = ctx.legal(prompt, provider, sending=False).prompt
+    return provider.count_tokens(prompt)
 
 
 def _fitting_cut(ctx: Shrinkable, recent: Sequence[Message], threshold: int) -> int | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from tiny_agent.types import Wire
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "Counter",
     "PrefixBlock",
     "block_tokens",
     "breakpoints",
@@ -37,6 +38,8 @@ __all__ = [
 ]
 
 CHARS_PER_TOKEN = 4
+Counter = Callable[[Any], int]
+"""Tokens of one block of a request."""
 
 
 def without_marks(data: Any) -> Any:
@@ -75,8 +78,13 @@ class PrefixBlock:
     """What the block contributes to the prefix hash (its role and canonical JSON)."""
 
 
-def prefix_blocks(body: Mapping[str, Any], wire: Wire) -> list[PrefixBlock]:
-    """The blocks of ``body`` in the order a prefix cache reads them: tools, system, messages."""
+def prefix_blocks(body: Mapping[str, Any], wire: Wire, counter: Counter = block_tokens) -> list[PrefixBlock]:
+    """The blocks of ``body`` in the order a prefix cache reads them: tools, system, messages;
+    ``counter`` gives a block's tokens (this module's estimator by default)."""
+
+    def _block(path: str, data: Any, role: Any) -> PrefixBlock:
+        return _counted(path, data, role, counter)
+
     out = [_block(f"tools[{i}]", t, "tool") for i, t in enumerate(body.get("tools") or [])]
     if wire == "anthropic":
         system = body.get("system")
@@ -95,12 +103,12 @@ def prefix_blocks(body: Mapping[str, Any], wire: Wire) -> list[PrefixBlock]:
     return out
 
 
-def _block(path: str, data: Any, role: Any) -> PrefixBlock:
+def _counted(path: str, data: Any, role: Any, counter: Counter) -> PrefixBlock:
     mark = data.get("cache_control") if isinstance(data, Mapping) else None
     ttl: Ttl | None = None
     if isinstance(mark, Mapping):
         ttl = "1h" if mark.get("ttl") == "1h" else "5m"
-    return PrefixBlock(path, data, block_tokens(data), ttl, f"{role}|{canonical(data)}")
+    return PrefixBlock(path, data, counter(data), ttl, f"{role}|{canonical(data)}")
 
 
 def breakpoints(body: Mapping[str, Any], blocks: list[PrefixBlock]) -> list[tuple[int, Ttl]]:
