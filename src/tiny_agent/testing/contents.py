@@ -74,7 +74,7 @@ def _prose(rng: random.Random, chars: int) -> str:
 
 
 def _json(rng: random.Random, chars: int) -> str:
-    rows = []
+    rows: list[dict[str, object]] = []
     while len(json.dumps(rows, indent=2)) < chars:
         rows.append({"id": len(rows), "name": f"item-{rng.randint(100, 999)}", "ok": rng.random() > 0.5, "w": 1.5})
     return json.dumps(rows, indent=2)
