@@ -148,6 +148,9 @@ class BillingFake:
         body = json.loads(http.rfile.read(int(http.headers.get("content-length") or 0)) or b"{}")
         blocks, stop = route.model.reply(body, wire)
         output = sum(block_tokens(b.to_dict()) for b in blocks)
+        cap = body.get("max_tokens") or body.get("max_completion_tokens")
+        if isinstance(cap, int) and output > cap:  # cut at the output limit, as a model would be
+            blocks, stop, output = (TextBlock("." * cap),), "max_tokens", cap
         with self._lock:
             model = str(body.get("model") or "unknown")
             sim = route.sims.get(model)
@@ -227,7 +230,7 @@ def _openai(number: int, model: str, blocks: Sequence[Block], stop: str, call: S
         "object": "chat.completion",
         "created": int(call.at),
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": _finish(calls, stop)}],
         "usage": {
             "prompt_tokens": call.input_tokens,
             "completion_tokens": call.output_tokens,
@@ -235,6 +238,10 @@ def _openai(number: int, model: str, blocks: Sequence[Block], stop: str, call: S
             "prompt_tokens_details": details,
         },
     }
+
+
+def _finish(calls: Sequence[Any], stop: str) -> str:
+    return "tool_calls" if calls else ("length" if stop == "max_tokens" else "stop")
 
 
 Event = tuple[str | None, Any]
