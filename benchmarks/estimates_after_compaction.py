@@ -77,7 +77,8 @@ def fake_path(root: Path, wire: str, count: bool) -> list[float]:
         bills = fake.bills("r")
     firsts = [b for a, b in itertools.pairwise(bills) if is_summary_request(a.body, wire)]
     firsts = [b for b in firsts if not is_summary_request(b.body, wire)]
-    return [((m.tokens_after or 0) - b.call.input_tokens) / b.call.input_tokens for m, b in zip(marks, firsts, strict=True)]
+    pairs = zip(marks, firsts, strict=True)
+    return [((m.tokens_after or 0) - b.call.input_tokens) / b.call.input_tokens for m, b in pairs]
 
 
 def local_path(root: Path) -> list[float]:
