@@ -169,8 +169,9 @@ class BenchProvider(ScriptedProvider):
         super().__init__([run] * (4 * TURNS), wire="anthropic", model=MODEL, context_window=WINDOW)
         self.cache_marks = cache_marks
 
-    def render(self, prompt: Prompt) -> dict[str, Any]:
-        body = super().render(prompt)
+    def assemble(self, prompt: Prompt, messages: Any) -> dict[str, Any]:
+        # The engine renders through wire_messages + assemble (one pass), not render: the marks go here.
+        body = super().assemble(prompt, messages)
         return body if self.cache_marks else without_marks(body)
 
 
