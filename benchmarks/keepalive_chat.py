@@ -80,6 +80,8 @@ def main() -> int:
             proc.stdin.write("Here is the first question: when does it ship?\n")
             proc.stdin.flush()
             while "Friday." not in (line := proc.stdout.readline()):
+                if not line:
+                    raise SystemExit("the chat ended early:\n" + "".join(lines))
                 lines.append(line)
             lines.append(line)
             time.sleep(PAUSE / SPEED)  # the user is away for seven minutes of the cache's time
