@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tiny_agent.agent.history import history_lines
 from tiny_agent.agent.keepalive import Keepalive
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent
 from tiny_agent.agent.tools import Toolbox
@@ -22,6 +23,7 @@ from tiny_agent.context import keepalive
 from tiny_agent.context.engine import Context
 from tiny_agent.context.legality import repair
 from tiny_agent.context.log import MemoryLog
+from tiny_agent.context.replay import replay
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.testing import BillingFake, ScriptedProvider, Task, tool_call
 from tiny_agent.types import Message, ModelResponse, ToolResultBlock, Usage
@@ -97,6 +99,15 @@ def test_a_user_back_after_seven_minutes_pays_less_with_the_keepalive(tmp_path: 
     after = [b for b in fake.bills("with") if b.body.get("max_tokens") != 1][2]
     assert after.call.miss is None and after.call.cache_read > 0, "the question after the pause read the prefix"
     assert totals["with"] < totals["without"], totals
+    # The ping is a call of its own everywhere the calls are shown, and a replay sends it again.
+    entries = list(agent.context.entries)
+    lines = [line for line in history_lines(entries) if line.startswith("[keepalive")]
+    assert len(lines) == 1 and "[keepalive 1 · in=" in lines[0]
+    replayed = replay(entries)
+    purposes = [c.purpose for c in replayed.replayed.per_call]
+    assert purposes == [c.purpose for c in replayed.recorded.per_call] and purposes.count("keepalive") == 1
+    assert replayed.replayed.compactions == 0, "a ping is not taken for a summary call"
+    assert replayed.replayed.cost_usd == pytest.approx(totals["with"], rel=0.01)
 
 
 def test_a_user_who_never_comes_back_costs_at_most_the_cap(tmp_path: Path, fake: Any) -> None:
