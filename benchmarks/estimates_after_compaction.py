@@ -32,10 +32,9 @@ from tiny_agent.agent.settings import RunSettings
 from tiny_agent.agent.tools import Toolbox
 from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.engine import Context, ContextConfig
-from tiny_agent.providers.token_count import PER_MESSAGE, text_tokens
 from tiny_agent.store.sqlite import SQLiteStore
-from tiny_agent.testing import BillingFake, Task, tool_call
-from tiny_agent.testing.contents import KINDS, content
+from tiny_agent.testing import BillingFake, tool_call
+from tiny_agent.testing.contents import KINDS, content, mixed_reads, o200k_counter
 from tiny_agent.testing.tasks import is_summary_request
 from tiny_agent.types import Message, ToolResultBlock
 
@@ -45,27 +44,11 @@ MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o-mini"}
 ENV = {"ANTHROPIC_API_KEY": "sk-ant-bench-not-a-real-key", "OPENAI_API_KEY": "sk-bench-not-a-real-key"}
 
 
-def server_count(block: Any) -> int:
-    """The fake server's tokenizer: o200k over each block's text, tool definitions as JSON."""
-    if isinstance(block, dict) and ("input_schema" in block or block.get("type") == "function"):
-        return text_tokens(json.dumps(block, ensure_ascii=False))
-    return PER_MESSAGE + text_tokens(block)
-
-
-def files(root: Path) -> Task:
-    steps = []
-    for i in range(16):
-        kind = list(KINDS)[i % len(KINDS)]
-        (root / f"f{i:02d}.txt").write_text(content(kind, 2500 + 300 * (i % 5), seed=i))
-        steps.append([("read_file", {"path": f"f{i:02d}.txt"})])
-    return Task("read the mixed files", steps, "All read.")
-
-
 def fake_path(root: Path, wire: str, count: bool) -> list[float]:
     ws = root / f"ws-{wire}-{count}"
     ws.mkdir()
-    task = files(ws)
-    with BillingFake([task], counter=server_count) as fake, SQLiteStore(root / f"{wire}{count}.db") as store:
+    task = mixed_reads(ws)
+    with BillingFake([task], counter=o200k_counter) as fake, SQLiteStore(root / f"{wire}{count}.db") as store:
         settings = RunSettings(provider=wire, model=MODELS[wire], base_url=fake.url("r", wire), workspace=str(ws))
         config = {"compact_at": 9000, "keep_turns": 2, "policy": "fraction"}
         with Run.open(store, settings=settings, config=config, env=ENV, agent=AgentConfig(max_steps=60)) as run:

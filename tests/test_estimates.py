@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 from pathlib import Path
 from typing import Any
 
@@ -21,38 +20,20 @@ import pytest
 from tiny_agent.agent.loop import AgentConfig
 from tiny_agent.agent.run import Run
 from tiny_agent.agent.settings import RunSettings
-from tiny_agent.providers.token_count import PER_MESSAGE, text_tokens
 from tiny_agent.store.sqlite import SQLiteStore
-from tiny_agent.testing import BillingFake, Task
-from tiny_agent.testing.contents import KINDS, content
+from tiny_agent.testing import BillingFake
+from tiny_agent.testing.contents import mixed_reads, o200k_counter
 from tiny_agent.testing.tasks import is_summary_request
 
 from .recorded import ENV, MODELS
 
 
-def server_count(block: Any) -> int:
-    """The fake server's tokenizer: o200k over the text of each message or content block with a few
-    tokens of framing, and over each tool definition as JSON (as OpenAI's cookbook counts a chat)."""
-    if isinstance(block, dict) and ("input_schema" in block or block.get("type") == "function"):
-        return text_tokens(json.dumps(block, ensure_ascii=False))
-    return PER_MESSAGE + text_tokens(block)
-
-
-def files(root: Path) -> Task:
-    steps = []
-    for i in range(16):
-        kind = list(KINDS)[i % len(KINDS)]
-        (root / f"f{i:02d}.txt").write_text(content(kind, 2500 + 300 * (i % 5), seed=i))
-        steps.append([("read_file", {"path": f"f{i:02d}.txt"})])
-    return Task("read the mixed files", steps, "All read.")
-
-
 def errors_after_compactions(tmp_path: Path, wire: str, *, count: bool) -> tuple[list[float], int, int]:
     ws = tmp_path / f"ws-{wire}-{count}"
     ws.mkdir()
-    task = files(ws)
+    task = mixed_reads(ws)
     db = tmp_path / f"{wire}{count}.db"
-    with BillingFake([task], counter=server_count) as fake, SQLiteStore(db) as store:
+    with BillingFake([task], counter=o200k_counter) as fake, SQLiteStore(db) as store:
         settings = RunSettings(provider=wire, model=MODELS[wire], base_url=fake.url("r", wire), workspace=str(ws))
         config = {"compact_at": 9000, "keep_turns": 2, "policy": "fraction"}
         with Run.open(store, settings=settings, config=config, env=ENV, agent=AgentConfig(max_steps=60)) as run:

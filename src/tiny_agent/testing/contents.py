@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
+from typing import Any
 
-__all__ = ["KINDS", "content"]
+from tiny_agent.providers.token_count import PER_MESSAGE, text_tokens
+from tiny_agent.testing.tasks import Task
+
+__all__ = ["KINDS", "content", "mixed_reads", "o200k_counter"]
 
 _PROSE = [
     "The",
@@ -104,3 +109,22 @@ KINDS = {"json": _json, "code": _code, "prose": _prose, "other scripts": _other_
 def content(kind: str, chars: int, seed: int = 0) -> str:
     """About ``chars`` characters of ``kind`` (one of ``KINDS``), the same for the same seed."""
     return KINDS[kind](random.Random(seed), chars)
+
+
+def mixed_reads(root: Path, files: int = 16) -> Task:
+    """A task that reads ``files`` files of every kind in turn (2,500-3,700 characters each)."""
+    steps = []
+    for i in range(files):
+        kind = list(KINDS)[i % len(KINDS)]
+        (root / f"f{i:02d}.txt").write_text(content(kind, 2500 + 300 * (i % 5), seed=i))
+        steps.append([("read_file", {"path": f"f{i:02d}.txt"})])
+    return Task("read the mixed files", steps, "All read.")
+
+
+def o200k_counter(block: Any) -> int:
+    """A billing fake's tokenizer (``BillingFake(counter=...)``) unlike characters over four: o200k over
+    the text of each message or content block with a few tokens of framing, and over each tool
+    definition as JSON (as OpenAI's cookbook counts a chat)."""
+    if isinstance(block, dict) and ("input_schema" in block or block.get("type") == "function"):
+        return text_tokens(json.dumps(block, ensure_ascii=False))
+    return PER_MESSAGE + text_tokens(block)
