@@ -489,6 +489,77 @@ def _dump(data: dict[str, Any]) -> str:
     return _SCALAR_LIST.sub(lambda m: "[" + " ".join(m.group(1).split()) + "]", text) + "\n"
 
 
+# -- the keepalive: a user who pauses ----------------------------------------------------------------
+
+KEEPALIVE_PAUSES = (180, 420, 1200)
+"""Seconds the user is away between two questions: within the 5-minute lifetime, past it, far past it."""
+
+
+def keepalive_rows() -> list[dict[str, Any]]:
+    """Two questions with a pause between, with and without the keepalive, on a fake clock, through the
+    Anthropic SDK against the billing fake (which bills by the same cache rules)."""
+    from tiny_agent.agent.keepalive import Keepalive
+    from tiny_agent.context.log import MemoryLog
+    from tiny_agent.providers.registry import resolve_provider
+    from tiny_agent.testing import BillingFake, Task
+
+    clock = Clock()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="keepalive-") as tmp:
+        root = Path(tmp)
+        make_workspace(root)
+        names = sorted(p.name for p in root.iterdir() if p.is_file())[:4]
+        tasks = [
+            Task(f"question {n}", [[("read_file", {"path": name})]], f"Answer {n}.") for n, name in enumerate(names)
+        ]
+        with BillingFake(tasks, clock=lambda: clock.now) as fake:
+            for pause in KEEPALIVE_PAUSES:
+                row: dict[str, Any] = {"pause_seconds": pause}
+                for keep in (False, True):
+                    route = f"p{pause}{'k' if keep else ''}"
+                    env = {"ANTHROPIC_API_KEY": "sk-ant-economics-not-a-real-key"}
+                    provider = resolve_provider(
+                        "anthropic", model=MODEL, base_url=fake.url(route, "anthropic"), env=env
+                    )
+                    toolbox = Toolbox(Workspace(root).tools())
+                    context = Context(DEFAULT_SYSTEM, toolbox.specs, log=MemoryLog(clock=lambda: clock.now),
+                                      clock=lambda: clock.now)  # fmt: skip
+                    agent = Agent(provider, toolbox, context=context)
+                    warm = Keepalive(context, provider, clock=lambda: clock.now, thread=False) if keep else None
+                    agent.run("Here is question 0")
+                    end = clock.now + pause
+                    while clock.now < end:
+                        clock.advance(min(10.0, end - clock.now))
+                        if warm is not None:
+                            with warm.idle():
+                                warm.tick()
+                    agent.run("Here is question 1")
+                    bills = fake.bills(route)
+                    pings = [b for b in bills if b.body.get("max_tokens") == 1]
+                    after = [b for b in bills if b.body.get("max_tokens") != 1][2]  # question 1's first request
+                    row["with" if keep else "without"] = {
+                        "usd": round(sum(b.call.usd for b in bills), 6),
+                        "pings": len(pings),
+                        "ping_usd": round(sum(b.call.usd for b in pings), 6),
+                        "after_pause": [after.call.cache_read, after.call.cache_write],
+                    }
+                    clock.advance(3600)  # the next scenario starts with every entry expired
+                row["saved_usd"] = round(row["without"]["usd"] - row["with"]["usd"], 6)
+                rows.append(row)
+    return rows
+
+
+def keepalive_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["\nthe keepalive: two questions with a pause between (after_pause = read/write of the request after it):"]
+    for r in rows:
+        w, k = r["without"], r["with"]
+        lines.append(
+            f"  pause {r['pause_seconds'] // 60:>2} min: without ${w['usd']:.4f} (read/write {w['after_pause']}), "
+            f"with ${k['usd']:.4f} ({k['pings']} pings ${k['ping_usd']:.4f}, read/write {k['after_pause']})"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RESULTS)
@@ -518,9 +589,11 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d"),
         "command": "PYTHONPATH=src python benchmarks/cache_economics.py",
     }
+    keep = keepalive_rows()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(_dump({"summary": summary, "rows": rows}))
+    args.out.write_text(_dump({"summary": summary, "rows": rows, "keepalive": keep}))
     print(table(rows))
+    print(keepalive_table(keep))
     where = args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out
     print(f"\n{TURNS} model turns, {len(PROBES)} probes, {MODEL} list prices; {summary['seconds']} s; wrote {where}")
 

@@ -70,7 +70,7 @@ def main() -> int:
             "ANTHROPIC_API_KEY": "sk-ant-gpt56-demo-not-a-real-key",
             "COLUMNS": "200",
         }
-        common = ["--workspace", str(ws), "--compact-at", "12000", "--keep-turns", "2"]
+        common = ["--workspace", str(ws), "--policy", "fraction", "--compact-at", "12000", "--keep-turns", "2"]
         with BillingFake([task]) as fake:
             url = fake.url("gpt56", "openai")
             tiny_agent(

@@ -2,9 +2,10 @@
 
 The task tours 12 files of about 2,000 tokens each on Anthropic's wire (claude-sonnet-4-6 prices);
 the billing fake answers as a scripted model and bills each request by Anthropic's cache rules. The
-task runs for real under three policies (A: compact at 12,000 tokens keeping 2 turns, B: at 20,000
-keeping 4, C: 80% of the window keeping 4), then each session is replayed under the others, and a
-sweep is run over A. The commands and their output go to benchmarks/results/replay_demo.txt, the
+task runs for real under three fixed thresholds (A: compact at 12,000 tokens keeping 2 turns, B: at
+20,000 keeping 4, C: 80% of the window keeping 4; ``--policy fraction``), then each session is
+replayed under the others, and a sweep is run over A (fixed thresholds, and the cost policy with each
+as its ceiling). The commands and their output go to benchmarks/results/replay_demo.txt, the
 predictions to benchmarks/results/replay_demo.json.
 
     PYTHONPATH=src .venv/bin/python benchmarks/replay_demo.py
@@ -27,13 +28,17 @@ ROOT = Path(__file__).resolve().parents[1]
 TEXT = ROOT / "benchmarks" / "results" / "replay_demo.txt"
 DATA = ROOT / "benchmarks" / "results" / "replay_demo.json"
 MODEL = "claude-sonnet-4-6"
+FIXED = ["--policy", "fraction"]
+"""Fixed thresholds: the cost policy (the default) would compact below them when the prices say so."""
 POLICIES = {
-    "A": ["--compact-at", "12000", "--keep-turns", "2"],
-    "B": ["--compact-at", "20000", "--keep-turns", "4"],
-    "C": ["--compact-at", "0.8", "--keep-turns", "4"],
+    "A": ["--compact-at", "12000", "--keep-turns", "2", *FIXED],
+    "B": ["--compact-at", "20000", "--keep-turns", "4", *FIXED],
+    "C": ["--compact-at", "0.8", "--keep-turns", "4", *FIXED],
 }
 FLAGS = {"A": {"compact_at": 12000, "keep_turns": 2}, "B": {"compact_at": 20000, "keep_turns": 4}}
 FLAGS["C"] = {"compact_at": 0.8, "keep_turns": 4}
+for flags in FLAGS.values():
+    flags["policy"] = "fraction"
 TASK = "Please tour the files of this folder, one by one."
 
 
@@ -89,7 +94,16 @@ def main() -> int:
         ids = {name: s["session"] for name, s in results["sessions"].items()}
         tiny_agent(["replay", ids["A"][:12], *POLICIES["B"]], env, transcript)
         tiny_agent(
-            ["replay", ids["A"][:12], "--sweep", "compact-at=12000,20000,0.5", "keep-turns=2,4"], env, transcript
+            [
+                "replay",
+                ids["A"][:12],
+                "--sweep",
+                "compact-at=12000,20000,0.5",
+                "keep-turns=2,4",
+                "policy=fraction,cost",
+            ],
+            env,
+            transcript,
         )
         for source in POLICIES:
             for target in POLICIES:

@@ -28,7 +28,7 @@ def grown_context(provider: ScriptedProvider) -> Context:
 
 def converse(ctx: Context, provider: ScriptedProvider, typed: list[str]) -> None:
     """Run the chat over ``typed`` lines (then end of input), with no terminal and no session."""
-    runtime = SimpleNamespace(context=ctx, provider=provider, session=None, agent=None)
+    runtime = SimpleNamespace(context=ctx, provider=provider, session=None, agent=None, keepalive=None)
     lines = iter(typed)
 
     def read() -> str:

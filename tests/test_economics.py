@@ -13,7 +13,6 @@ from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.compaction import SUMMARY_INSTRUCTIONS, SUMMARY_OPENING
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.context.log import StoredLog
-from tiny_agent.context.policy import ANTHROPIC_RATIOS, compaction_pays
 from tiny_agent.context.session import Session
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.prefix import without_marks
@@ -98,24 +97,6 @@ def test_a_window_too_big_to_send_whole_is_summarised_from_the_transcript() -> N
     assert ctx.context_tokens() + 400 > 8_000
     ctx.compact(provider=provider, keep_turns=1)
     assert SUMMARY_INSTRUCTIONS in json.dumps(provider.requests[-1]["messages"])
-
-
-def test_the_cost_policy_compacts_when_it_pays_and_not_before() -> None:
-    prices = ANTHROPIC_RATIOS
-    assert not compaction_pays(prices, window=20_000, after=15_000, summary=500, horizon=10)
-    assert compaction_pays(prices, window=60_000, after=12_000, summary=500, horizon=10)
-    # Through the engine: a window far below the threshold is compacted once it pays.
-    big = ContextConfig(compact_at=10**7, keep_turns=2, clear_after=None, summary_max_tokens=300)
-    provider = ScriptedProvider([*reads(3), Message.assistant("s")], context_window=10**7)
-    small = grown(provider, 3, big)
-    assert small.maybe_compact(provider) is None, "three turns: a summary would not pay for itself"
-    provider = ScriptedProvider([*reads(24), Message.assistant("s")], context_window=10**7)
-    large = grown(provider, 24, big)
-    assert large.maybe_compact(provider) is not None
-    fraction = grown(
-        ScriptedProvider(reads(24), context_window=10**7), 24, ContextConfig(compact_at=10**7, policy="fraction")
-    )
-    assert fraction.maybe_compact(ScriptedProvider([], context_window=10**7)) is None
 
 
 def test_old_tool_output_is_cleared_in_a_batch_when_the_cache_is_cold() -> None:

@@ -150,7 +150,7 @@ def test_ledger_totals_keep_unknown_as_none() -> None:
 
 
 def test_maybe_compact_fires_past_the_threshold_only() -> None:
-    ctx = conversation(8, ContextConfig(summary_max_tokens=64))
+    ctx = conversation(8, ContextConfig(summary_max_tokens=64, policy="fraction"))
     provider = ScriptedProvider([Message.assistant("summary")], context_window=100_000)
     assert ctx.maybe_compact(provider) is None, "far below 80% of 100k"
     small = ScriptedProvider([Message.assistant("summary")], context_window=1_000)

@@ -18,8 +18,8 @@ from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake
 
 ENV = {"OPENAI_API_KEY": "sk-test-billing-fake-2"}
-OWN = {"compact_at": 6000, "keep_turns": 2}
-OTHER = {"compact_at": 10000, "keep_turns": 3}
+OWN = {"policy": "fraction", "compact_at": 6000, "keep_turns": 2}
+OTHER = {"policy": "fraction", "compact_at": 10000, "keep_turns": 3}
 
 
 @pytest.fixture

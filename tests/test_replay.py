@@ -25,8 +25,8 @@ from tiny_agent.types import Entry, TextBlock
 
 from .recorded import ENV, MODELS
 
-A = {"compact_at": 6000, "keep_turns": 2}
-B = {"compact_at": 10000, "keep_turns": 3}
+A = {"compact_at": 6000, "keep_turns": 2, "policy": "fraction"}
+B = {"compact_at": 10000, "keep_turns": 3, "policy": "fraction"}
 C = {"compact_at": 0.9, "keep_turns": 4, "policy": "fraction", "clear_after": None}
 
 

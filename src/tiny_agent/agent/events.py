@@ -17,6 +17,7 @@ __all__ = [
     "CompactionEvent",
     "CompactionFailedEvent",
     "Event",
+    "KeepaliveNote",
     "RunResult",
     "ToolEvent",
     "TurnEvent",
@@ -75,6 +76,14 @@ class CompactionEvent:
 
 
 @dataclass(frozen=True)
+class KeepaliveNote:
+    """What the keepalive wants the user to know: it stopped at its cap, a ping failed, or a one-hour
+    cache lifetime would be cheaper than pinging (its pings are ``CallEvent``s)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class CompactionFailedEvent:
     error: CompactionError
 
@@ -89,7 +98,15 @@ class ClearEvent:
 
 
 Event = (
-    TurnEvent | CallEvent | ToolEvent | CompactionEvent | CompactionFailedEvent | ClearEvent | TextDelta | RetryNotice
+    TurnEvent
+    | CallEvent
+    | ToolEvent
+    | CompactionEvent
+    | CompactionFailedEvent
+    | ClearEvent
+    | KeepaliveNote
+    | TextDelta
+    | RetryNotice
 )
 
 

@@ -59,6 +59,8 @@ class _Reader:
         self.step = 0
         self.summary_calls: list[CallRecord] = []
         """The calls of the compaction under way: each has its line, the compaction their total."""
+        self.pings = 0
+        """Keepalive pings since the last turn (each gets its own numbered line)."""
         self.layers = _Layers()
 
     def lines(self, entry: Entry, value: TypedEntry) -> Iterator[str]:
@@ -84,8 +86,12 @@ class _Reader:
                 note = self.layers.note(call, record.miss)
                 if record.purpose == "turn":
                     self.summary_calls = []  # a compaction that failed before this turn: its calls had their lines
+                    self.pings = 0
                     self.step += 1
                     line = format_event(TurnEvent(self.step, record, 0, record.stop_reason or ""))
+                elif record.purpose == "keepalive":
+                    self.pings += 1
+                    line = format_event(CallEvent(self.pings, record))
                 else:
                     self.summary_calls.append(record)
                     line = format_event(CallEvent(len(self.summary_calls), record))

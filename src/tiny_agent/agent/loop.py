@@ -115,6 +115,8 @@ class Agent:
         for pin in pins:
             self.context.pin(pin)
         self.on_event = on_event
+        self.idle: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
+        """What the loop wraps around a tool run: ``Keepalive.idle`` when a keepalive is on."""
         budget = self.config.budget_usd
         self.budget = Budget(budget, provider.profile) if budget is not None else None
 
@@ -203,7 +205,8 @@ class Agent:
 
     def _run_tool(self, result: RunResult, step: int, call: ToolUseBlock) -> ToolResultBlock:
         started = time.monotonic()
-        outcome = self.toolbox.run(call)
+        with self.idle():  # a tool that runs for minutes: the keepalive may ping meanwhile
+            outcome = self.toolbox.run(call)
         self._record_tool(result, step, call, outcome, time.monotonic() - started)
         return outcome
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from tiny_agent.agent.events import KeepaliveNote
 from tiny_agent.agent.loop import (
     CallEvent,
     ClearEvent,
@@ -72,6 +73,8 @@ def format_event(event: Event) -> str:
             )
         case ClearEvent(results=count, tokens_before=before, tokens_after=after):
             return f"[cleared {count} old tool result(s) · context {before:,} -> {after:,} tokens · the log keeps them]"
+        case KeepaliveNote(text=text):
+            return f"[keepalive: {text}]"
         case CompactionFailedEvent(error=error):
             return f"[compaction failed, history kept as it was: {error}]"
         case RetryNotice(attempt=attempt, max_attempts=most, wait_seconds=wait, reason=reason):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tiny_agent.agent import telemetry as otel
+from tiny_agent.agent.keepalive import Keepalive
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, Event, RunResult
 from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, compose_system, looks_volatile
 from tiny_agent.agent.tools import Toolbox
@@ -58,6 +59,8 @@ class Run:
     stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     telemetry: otel.Telemetry | None = None
     """Spans of each run, when OpenTelemetry export is on."""
+    keepalive: Keepalive | None = None
+    """Keeps the prompt cache warm while the run is idle, when asked for (``Run.open(keepalive=True)``)."""
 
     def run(self, task: str) -> RunResult:
         """One run of the agent on ``task`` (in its own span when telemetry is on)."""
@@ -84,6 +87,7 @@ class Run:
         provider_options: Mapping[str, Any] | None = None,
         otel: bool = False,
         env: Mapping[str, str] = os.environ,
+        keepalive: bool = False,
     ) -> Run:
         """Open a run on a new session, or on one to go on with (``resume``: an id or a unique prefix;
         ``continue_latest``: the newest session of the workspace). ``store`` None keeps nothing on disk.
@@ -93,6 +97,8 @@ class Run:
         adds to it (replacing what an earlier ``append_system`` of the session added).
         ``provider_options`` go to the adapter (``timeout``, ``max_retries``...; not remembered).
         ``otel`` (or ``OTEL_EXPORTER_OTLP_ENDPOINT`` in ``env``) exports OpenTelemetry spans of each run.
+        ``keepalive`` pings the prompt cache while a tool runs (and inside ``Run.keepalive.idle()``, e.g.
+        while a chat waits for its user) when the prices say it pays (``context.keepalive``).
         """
         stack = contextlib.ExitStack()
         try:
@@ -112,6 +118,7 @@ class Run:
                 dict(provider_options or {}),
                 otel,
                 env,
+                keepalive,
             )
         except BaseException:
             stack.close()
@@ -127,6 +134,8 @@ class Run:
         self.stack.callback(session.close)
         if self.telemetry is not None:
             self.telemetry.conversation_id = session.id
+        if self.keepalive is not None:
+            self.keepalive.context = session.context
 
     def close(self) -> None:
         self.stack.close()
@@ -154,6 +163,7 @@ def _open(
     provider_options: dict[str, Any],
     export_spans: bool,
     env: Mapping[str, str],
+    keep_warm: bool,
 ) -> Run:
     here = str(Path(given.workspace or ".").resolve())
     notes: list[str] = []
@@ -219,7 +229,12 @@ def _open(
     spans = _telemetry(agent, session, export_spans, env, notes)
     if spans is not None:
         stack.callback(spans.shutdown)  # every span is sent before the process ends
-    return Run(agent, provider, workspace, session, store, notes, hints, stack, spans)
+    warm = None
+    if keep_warm:
+        warm = Keepalive(context, provider, on_event=on_event)
+        stack.callback(warm.close)
+        agent.idle = warm.idle
+    return Run(agent, provider, workspace, session, store, notes, hints, stack, spans, warm)
 
 
 def _telemetry(

@@ -8,6 +8,7 @@ steer the context; each is a library call (``inspect_context``, ``Context.compac
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from typing import Any
 import click
 import platformdirs
 
-from tiny_agent.agent.events import call_events
+from tiny_agent.agent.events import Event, call_events
 from tiny_agent.agent.report import format_cost, format_event
 from tiny_agent.cli.options import agent_options
 from tiny_agent.cli.printer import Printer
@@ -54,7 +55,7 @@ def chat_loop(click_ctx: click.Context, opts: dict[str, Any]) -> int:
     stream = not opts["no_stream"] and sys.stdout.isatty()
     printer = Printer(verbose=opts["verbose"], stream=stream)
     try:
-        runtime = open_runtime(click_ctx, opts, printer)
+        runtime = open_runtime(click_ctx, opts, printer, keepalive="auto")
     except BaseException:
         printer.close()
         raise
@@ -80,9 +81,16 @@ def chat_loop(click_ctx: click.Context, opts: dict[str, Any]) -> int:
 def _converse(runtime: Runtime, printer: Printer, read: Callable[[], str]) -> None:
     commands = Commands(runtime, printer)
     interrupts = 0
+    # The keepalive pings while the user thinks; its lines wait until the prompt is answered (a line
+    # printed from its thread would land in the middle of what the user is typing).
+    said: list[Event] = []
+    if runtime.keepalive is not None:
+        runtime.keepalive.on_event = said.append
+    idle = runtime.keepalive.idle if runtime.keepalive is not None else contextlib.nullcontext
     while True:
         try:
-            text = read()
+            with idle():
+                text = read()
         except KeyboardInterrupt:
             interrupts += 1
             if interrupts >= 2:
@@ -92,6 +100,9 @@ def _converse(runtime: Runtime, printer: Printer, read: Callable[[], str]) -> No
         except EOFError:
             return
         interrupts = 0
+        for event in said:
+            printer.event(event)
+        said.clear()
         if not text.strip():
             continue
         if text.lstrip().startswith("/"):

@@ -38,7 +38,7 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-CONFIG_FLAGS = ("compact_at", "keep_turns", "context_window")
+CONFIG_FLAGS = ("compact_at", "keep_turns", "context_window", "policy")
 """Flags that set the engine's thresholds (``ContextConfig``), recorded in the session."""
 PROVIDER_FLAGS = ("timeout", "max_retries")
 """Flags that go to the adapter for this run only."""
@@ -217,6 +217,18 @@ agent_options = _stack(
         help=f"Newest turns kept verbatim on compaction (default {_context.keep_turns}).",
     ),
     click.option("--context-window", type=Positive(int), help="Override the model's context window (tokens)."),
+    click.option(
+        "--policy",
+        type=click.Choice(["cost", "fraction"]),
+        help=f"When to compact: 'cost' also as soon as the cache prices say it pays, 'fraction' only past "
+        f"--compact-at (default {_context.policy}).",
+    ),
+    click.option(
+        "--keepalive",
+        type=click.Choice(["auto", "off"]),
+        help="While you are idle (or a tool runs long), keep the prompt cache warm with 1-token requests when "
+        "the prices say it pays, up to the cost of one rewrite (default: auto in chat, off in run).",
+    ),
     click.option(
         "--budget-usd",
         type=Positive(float, " dollars"),

@@ -26,8 +26,9 @@ Runtime = Run
 """What a run or a chat works with (``agent.run.Run``)."""
 
 
-def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printer) -> Run:
-    """Open the store and the run the flags describe; print what the user should know first."""
+def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printer, *, keepalive: str = "off") -> Run:
+    """Open the store and the run the flags describe; print what the user should know first.
+    ``keepalive`` is the command's default for ``--keepalive`` (auto in chat, off in run)."""
     if opts["no_session"] and (opts["resume"] is not None or opts["continue_"]):
         raise ConfigError("--no-session cannot be combined with --resume or --continue")
     store = None if opts["no_session"] else SQLiteStore(opts["store"])
@@ -46,6 +47,7 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
             on_event=printer.event,
             provider_options={k: opts.get(k) for k in PROVIDER_FLAGS},
             otel=bool(opts.get("otel")),
+            keepalive=(opts.get("keepalive") or keepalive) == "auto",
         )
     except BaseException:
         if store is not None:

@@ -31,8 +31,8 @@ class ContextConfig:
     summary_max_tokens: int = 1024
     """Output cap of the summary call."""
     policy: Literal["cost", "fraction"] = "cost"
-    """When to compact: "fraction" only past ``compact_at``; "cost" also as soon as the provider's cache
-    prices say a compaction pays for itself over ``horizon_turns`` (see ``context.policy``)."""
+    """When to compact: "fraction" only past ``compact_at``; "cost" at the threshold whose compaction
+    cycle costs least at the provider's cache prices, never past ``compact_at`` (see ``context.policy``)."""
     summary: Literal["cached", "transcript"] = "cached"
     """How the summary is asked for: "cached" at the end of the window itself, so the call reads the
     cache; "transcript" from a flattened copy of what is replaced (the fallback either way)."""
@@ -41,7 +41,7 @@ class ContextConfig:
     clear_min_tokens: int = 2000
     """Clear only in batches of at least this many tokens, so the cached prefix changes rarely."""
     horizon_turns: int = 10
-    """How many more turns the cost policies assume the conversation runs."""
+    """How many more turns clearing old tool output assumes the conversation runs (its cost rule)."""
 
     def __post_init__(self) -> None:
         for name, kinds in _KINDS.items():

@@ -96,6 +96,9 @@ class CompactionMark:
     summarizer: str = "provider"
     """How a manual compaction got its summary: "provider" (the cached summary, else the transcript),
     "transcript" (the engine's transcript summarizer), "custom" (a function of the caller's)."""
+    counted: bool = False
+    """``tokens_after`` is the provider's own count of the new window (``ProviderProfile.free_count``),
+    not an estimate: the size of the requests after it starts from there."""
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,8 @@ def encode(value: TypedEntry) -> NewEntry:
             )
             if value.manual:
                 body.update(manual=True, keep_turns=value.keep_turns, summarizer=value.summarizer)
+            if value.counted:
+                body["counted"] = True
         case Clearing(stubs=stubs):
             body["stubs"] = dict(stubs)
         case CallOpened():
@@ -142,6 +144,7 @@ def _decode(kind: str, body: Mapping[str, Any]) -> list[TypedEntry]:
                     bool(body.get("manual")),
                     _int(body.get("keep_turns")),
                     str(body.get("summarizer") or "provider"),
+                    bool(body.get("counted")),
                 )
             ]
         case "clear":

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tiny_agent.context import keepalive
 from tiny_agent.context.config import CONFIG_KEYS
 from tiny_agent.context.engine import Context
 from tiny_agent.context.entries import (
@@ -44,7 +45,7 @@ from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
 from tiny_agent.context.replay_figures import CallFigures, Figures, Policy, Replay
 from tiny_agent.context.replay_provider import Recorded, ReplayProvider
-from tiny_agent.errors import CompactionError, ConfigError
+from tiny_agent.errors import CompactionError, ConfigError, TinyAgentError
 from tiny_agent.providers.cache_rules import DEFAULT_TTL
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import offline_profile
@@ -210,6 +211,11 @@ def _replayed(
                     repeated[entry.seq] = ctx.append([value])[0].seq
                 case CallDone(call=call) if call in repeated:
                     ctx.append([dataclasses.replace(value, call=repeated.pop(call))])
+                case CallOpened(purpose="keepalive"):
+                    # A ping where the recording pinged: it reads what this policy's window left cached.
+                    provider.ping()
+                    with contextlib.suppress(TinyAgentError):
+                        keepalive.ping(ctx, provider)
                 case CallOpened(purpose="turn"):
                     if value.decided:  # where the recording consulted the policy (the loop: every turn)
                         ctx.maybe_clear(provider)

@@ -86,7 +86,7 @@ class Recorded:
                     found.sizes.setdefault(canonical(call.fingerprint), record)
                     if record.usage.input_tokens and call.chars:
                         ratios.setdefault(call.purpose, []).append(call.chars / record.usage.input_tokens)
-                    if record.purpose != "turn":
+                    if record.purpose == "compaction":
                         pending.append((value, record.usage.output_tokens))
                 elif isinstance(value, CompactionMark):
                     found.summaries.append(value.summary)
@@ -166,6 +166,7 @@ class ReplayProvider:
         self._adapter = offline_adapter(profile)
         self._sim = Simulator(profile.wire, profile.model, rules=profile.cache, pricer=lambda call: 0.0)
         self._armed: int | None = None
+        self._pinging = False
         self._in_step = self._as_recorded = as_recorded
         self._policy_replies = list(recorded.policy_replies)
         self._manual: list[Reply] | None = None
@@ -182,6 +183,10 @@ class ReplayProvider:
     def arm(self, call_seq: int) -> None:
         """The next request is the turn the recording made at ``call_seq``; any before it is a summary."""
         self._armed = call_seq
+
+    def ping(self) -> None:
+        """The next request is a keepalive ping (answered with one token)."""
+        self._pinging = True
 
     def manual(self, mark_seq: int | None) -> None:
         """Summary requests from now on are the manual compaction's at ``mark_seq`` (None: the policy's)."""
@@ -226,10 +231,14 @@ class ReplayProvider:
         rendered = self._engine.sending
         assert rendered is not None, "the engine renders before it sends"
         at = self._engine.clock()
-        if self._armed is not None:
+        output: int | None
+        if self._pinging:
+            self._pinging = False
+            purpose, message, output, stop = "keepalive", Message.assistant("."), 1, "max_tokens"
+        elif self._armed is not None:
             seq, self._armed = self._armed, None
             purpose, message = "turn", self._recorded.responses[seq].message
-            output: int | None = self._recorded.records[seq].usage.output_tokens
+            output = self._recorded.records[seq].usage.output_tokens
             stop = self._recorded.records[seq].stop_reason or ("tool_use" if message.tool_uses else "end_turn")
         else:
             purpose, (blocks, output) = "compaction", self._summary()

@@ -12,6 +12,7 @@ If it calls one anyway, it is asked once more; then the flattened transcript is 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
@@ -28,21 +29,24 @@ from tiny_agent.context.compaction import (
 )
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.entries import CompactionMark, TypedEntry
-from tiny_agent.context.policy import compaction_pays, decision_prices
+from tiny_agent.context.policy import Cycle, best_threshold, decision_prices
+from tiny_agent.context.render import Rendered
 from tiny_agent.context.state import State
 from tiny_agent.context.tokens import TokenLedger
-from tiny_agent.errors import CompactionError
+from tiny_agent.errors import CompactionError, IllegalRequestError
 from tiny_agent.providers.base import Provider
+from tiny_agent.providers.pricing import TokenPrices
 from tiny_agent.types import CachePlan, Entry, Message, ModelResponse, Prompt, TextBlock
 
 __all__ = [
     "Shrinkable",
     "TranscriptSummarizer",
     "cached_summary",
+    "cold",
     "compact",
+    "cost_threshold",
     "maybe_compact",
     "transcript_summarizer",
-    "worth_compacting",
 ]
 
 
@@ -79,35 +83,38 @@ class Shrinkable(Protocol):
 
     def context_window(self, provider: Provider | None = None) -> int: ...
 
+    def legal(self, prompt: Prompt, provider: Provider, *, sending: bool = True) -> Rendered: ...
+
     def threshold(self, provider: Provider | None = None) -> int: ...
 
 
-RECORD_STAND_IN = Message.user("x" * 3000)
-"""What the cost policy reckons a compaction's engine-built record adds to the window."""
 NO_TOOLS_AGAIN = "Reply with the summary as plain text. Do not call any tool."
 
 
 def maybe_compact(ctx: Shrinkable, provider: Provider) -> Compaction | None:
     """Compact when the policy says so (see ``Context.maybe_compact``)."""
     tokens = ctx.context_tokens(provider)
-    over = tokens > ctx.threshold(provider)
     config = ctx.config
-    if not over and config.policy != "cost":
+    threshold = ctx.threshold(provider)
+    if config.policy == "cost" and tokens <= threshold:
+        fit = cost_threshold(ctx, provider, threshold, tokens)
+        if fit is None:
+            return None
+        threshold = fit
+    elif tokens <= threshold:
         return None
     if ctx.failed_at is not None and tokens < ctx.failed_at * 1.1:
         return None
-    if not over and not worth_compacting(ctx, provider, tokens):
-        return None
     try:
         # A summary must replace more than it costs, or every turn would compact again.
-        keep = None if over else config.keep_turns
         done = compact(
             ctx,
             None,
-            keep_turns=keep,
+            keep_turns=None,
             provider=provider,
             min_tokens=2 * config.summary_max_tokens,
             tokens_before=tokens,
+            fit=threshold,
         )
     except CompactionError:
         ctx.failed_at = tokens
@@ -125,12 +132,14 @@ def compact(
     min_tokens: int,
     tokens_before: int | None,
     manual: bool = False,
+    fit: int | None = None,
 ) -> Compaction | None:
-    """See ``Context.compact``; ``manual``: asked for, not the policy's doing (the mark says so)."""
+    """See ``Context.compact``; ``manual``: asked for, not the policy's doing (the mark says so);
+    ``fit``: the threshold whose half the kept turns must fit in (default the config's)."""
     state = ctx.state
     base = state.base
     recent = state.messages[base:]
-    cut = choose_cut(recent, keep_turns) if keep_turns else _fitting_cut(ctx, recent, provider)
+    cut = choose_cut(recent, keep_turns) if keep_turns else _fitting_cut(ctx, recent, fit or ctx.threshold(provider))
     if cut is None or ctx.ledger.estimate(recent[:cut]) < min_tokens:
         return None
     before = tokens_before if tokens_before is not None else ctx.context_tokens(provider)
@@ -156,7 +165,9 @@ def compact(
         raise CompactionError("the summary call returned no text, history left unchanged")
     record = WorkRecord.from_messages(state.messages[: base + cut], state.pins).render()
     candidate = Compaction(base + cut, prose, record, before)
-    after = ctx.context_tokens(provider, ctx.prompt(compaction=candidate))
+    prompt = ctx.prompt(compaction=candidate)
+    counted = _counted(ctx, provider, prompt)
+    after = counted if counted is not None else ctx.context_tokens(provider, prompt)
     if after >= before:
         raise CompactionError(
             f"the summary ({after:,} tokens with the kept turns) is not smaller than what it replaces "
@@ -165,17 +176,29 @@ def compact(
     how = "custom" if summarizer is not None and not isinstance(summarizer, TranscriptSummarizer) else "provider"
     if isinstance(summarizer, TranscriptSummarizer):
         how = "transcript"
-    mark = CompactionMark(state.starts[base + cut], base + cut, prose, record, before, after)
+    mark = CompactionMark(
+        state.starts[base + cut], base + cut, prose, record, before, after, counted=counted is not None
+    )
     if manual:
         mark = dataclasses.replace(mark, manual=True, keep_turns=keep_turns, summarizer=how)
     ctx.append([mark])
     return state.compactions[-1]
 
 
-def _fitting_cut(ctx: Shrinkable, recent: Sequence[Message], provider: Provider | None) -> int | None:
-    """The cut keeping the most turns (up to ``keep_turns``) whose kept part fits in half the threshold."""
+def _counted(ctx: Shrinkable, provider: Provider | None, prompt: Prompt) -> int | None:
+    """The provider's own count of the window after a compaction, where it is free (``free_count``):
+    once here, not every turn, so the estimates of the turns after it start from a measurement."""
+    if provider is None or not provider.profile.free_count or provider.profile.counts_tokens:
+        return None
+    with contextlib.suppress(IllegalRequestError):  # not sendable as it stands: counted as it stands
+        prompt = ctx.legal(prompt, provider, sending=False).prompt
+    return provider.count_tokens(prompt)
+
+
+def _fitting_cut(ctx: Shrinkable, recent: Sequence[Message], threshold: int) -> int | None:
+    """The cut keeping the most turns (up to ``keep_turns``) whose kept part fits in half ``threshold``."""
     fixed = ctx.ledger.estimate_prompt(Prompt(ctx.system_blocks(), ctx.tools, ()))
-    budget = ctx.threshold(provider) // 2 - fixed - ctx.config.summary_max_tokens
+    budget = threshold // 2 - fixed - ctx.config.summary_max_tokens
     cut = None
     for keep in range(ctx.config.keep_turns, 0, -1):
         cut = choose_cut(recent, keep)
@@ -187,7 +210,8 @@ def _fitting_cut(ctx: Shrinkable, recent: Sequence[Message], provider: Provider 
 def _provider_summary(ctx: Shrinkable, provider: Provider, transcript: str, keep: int, tokens: int) -> str:
     """The summary from ``provider``: read from the cache when the config says so and the window fits."""
     config = ctx.config
-    if config.summary == "cached" and tokens + config.summary_max_tokens < ctx.context_window(provider):
+    fits = tokens + config.summary_max_tokens < ctx.context_window(provider)
+    if config.summary == "cached" and fits and not cold(ctx, provider):
         text = cached_summary(ctx, provider, keep)
         if text is not None:
             return text
@@ -252,15 +276,67 @@ def _with_user_text(prompt: Prompt, text: str, max_tokens: int) -> Prompt:
     return dataclasses.replace(prompt, messages=tuple(messages), cache=plan_cache(messages), max_tokens=max_tokens)
 
 
-def worth_compacting(ctx: Shrinkable, provider: Provider, tokens: int) -> bool:
-    """The cost policy: whether a compaction keeping ``keep_turns`` turns pays for itself now."""
-    config = ctx.config
-    recent = ctx.state.messages[ctx.state.base :]
-    cut = choose_cut(recent, config.keep_turns)
-    if cut is None or ctx.ledger.estimate(recent[:cut]) < 2 * config.summary_max_tokens:
-        return False
-    fixed = ctx.ledger.estimate_prompt(Prompt(ctx.system_blocks(), ctx.tools, ()))
-    summary = config.summary_max_tokens // 2 + ctx.ledger.estimate([RECORD_STAND_IN])
-    after = fixed + summary + ctx.ledger.estimate(recent[cut:])
+def cost_threshold(ctx: Shrinkable, provider: Provider, ceiling: int, tokens: int) -> int | None:
+    """The threshold to compact at now under the cost policy, or None while waiting pays.
+
+    That threshold is the one whose compaction cycle costs least per turn at the provider's prices
+    (``policy.best_threshold``), from the growth and the summaries seen so far, never above
+    ``ceiling`` (``compact_at`` stays a hard limit). It is due once the window holds as much a
+    compaction there would remove as it removes in a steady cycle: so a turn that brought far more
+    than the others is summarised as soon as it is no longer kept, not carried until the window
+    reaches the threshold. While the cache is cold (the last request is older than its lifetime),
+    the summary call would write the whole window instead of reading it: the policy waits."""
+    config, state, ledger = ctx.config, ctx.state, ctx.ledger
+    recent = state.messages[max(state.base, 1) :]  # the first request (the task) is no turn's growth
+    turns = sum(1 for m in recent if m.role == "assistant")
+    if not turns:
+        return None
+    summaries = sorted(c.usage.output_tokens or 0 for c in ledger.calls if c.purpose == "compaction")
+    summary = summaries[len(summaries) // 2] if summaries else config.summary_max_tokens // 4
+    fixed = ledger.estimate_prompt(Prompt(ctx.system_blocks(), ctx.tools, ()))
+    if state.compactions:
+        opening = ledger.estimate([Message.user(state.compactions[-1].text())], remember=False)
+    else:
+        record = WorkRecord.from_messages(state.messages, state.pins).render()
+        opening = summary + ledger.estimate([Message.user(record)], remember=False)
+    cycle = Cycle(
+        growth=ledger.estimate(recent) / turns,
+        fixed=fixed,
+        summary=summary,
+        record=opening,
+        instructions=ledger.estimate([Message.user(CACHED_SUMMARY_INSTRUCTIONS)], remember=False),
+        keep_turns=config.keep_turns,
+        reserve=config.summary_max_tokens,
+    )
     prices = decision_prices(provider.profile)
-    return compaction_pays(prices, tokens, after, summary, config.horizon_turns, after - fixed)
+    threshold = best_threshold(prices, cycle, ceiling)
+    start = cycle.start(threshold)
+    steady = threshold - start
+    window = state.messages[state.base :]
+    cut = _fitting_cut(ctx, window, threshold)
+    if threshold >= ceiling or steady <= 0 or cut is None:
+        return None
+    removable = tokens - fixed - opening - ledger.estimate(window[cut:])
+    if removable < steady and cold(ctx, provider):
+        return threshold if _cold_pays(prices, cycle, start, steady, tokens, removable) else None
+    return threshold if removable >= steady else None
+
+
+def _cold_pays(prices: TokenPrices, cycle: Cycle, start: float, steady: float, tokens: int, removable: float) -> bool:
+    """Whether compacting now, with the cache cold, beats waiting until the compaction is due.
+
+    The next request rewrites the whole window anyway, and the summary is then asked from the
+    transcript at the input price, so a compaction now costs the transcript and the summary, less the
+    part of the rewrite it saves. Waiting costs the read of what it would have removed on every turn
+    until it is due, and a share of the warm compaction then (the share of the cycle it would skip)."""
+    now = prices.input * (cycle.fixed + removable) + prices.output * cycle.summary + prices.write * (start - tokens)
+    warm = prices.read * tokens + prices.write * (cycle.instructions + start - cycle.growth)
+    warm += prices.output * cycle.summary
+    turns = (steady - removable) / cycle.growth
+    return now < prices.read * removable * turns + warm * removable / steady
+
+
+def cold(ctx: Shrinkable, provider: Provider) -> bool:
+    """Whether the cache entry the last request left has expired (its lifetime is over)."""
+    last = ctx.state.last_call
+    return last is not None and ctx.clock() - last.at > provider.profile.lifetime

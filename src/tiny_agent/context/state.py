@@ -124,6 +124,8 @@ class State:
                     Compaction(cut, value.summary, value.record, value.tokens_before, value.tokens_after)
                 )
                 self._window_changed("compaction")
+                if value.counted and value.tokens_after:
+                    self.measured = (len(self.messages), self.epoch, value.tokens_after)
             case Clearing(stubs=stubs):
                 self.stubs.update(stubs)
                 self._window_changed("clear")

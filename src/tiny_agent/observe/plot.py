@@ -97,7 +97,7 @@ def session_series(store: Store, session_id: str, query: CallQuery | None = None
         tuple(compactions),
         tuple(clearings),
         tuple((i + 1, miss_cause(r.miss)) for i, r in enumerate(rows) if r.miss),
-        tuple(i + 1 for i, r in enumerate(rows) if r.purpose != "turn"),
+        tuple(i + 1 for i, r in enumerate(rows) if r.purpose == "compaction"),
     )
 
 

@@ -37,6 +37,7 @@ def format_figures(f: Figures) -> list[str]:
     """Tokens, dollars, caching, compactions, run ends, misses and layers of one set of figures."""
     lines = [
         f"calls      {_n(f.calls)} ({_n(f.turns)} turns, {_n(f.summaries)} summaries"
+        + (f", {_n(pings)} keepalive pings" if (pings := f.calls - f.turns - f.summaries) > 0 else "")
         + (f"; {_n(f.failed)} failed" if f.failed else "")
         + (f"; {_n(f.unanswered)} never answered" if f.unanswered else "")
         + ")",

@@ -17,6 +17,7 @@ and writes are added back to give ``Usage.input_tokens`` the whole prompt.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, closing
 from typing import Any
@@ -51,6 +52,8 @@ from tiny_agent.redaction import register_secret
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt
 
 __all__ = ["AnthropicProvider"]
+
+log = logging.getLogger(__name__)
 
 CACHE_DIAGNOSIS_BETA = "cache-diagnosis-2026-04-07"
 """Anthropic's cache diagnostics: the answer says which layer diverged from the previous request."""
@@ -90,7 +93,9 @@ class AnthropicProvider:
         self.max_tokens = max_tokens
         """Output cap used when the prompt does not set its own."""
         self.key_env = key_env
-        self._profile = profile_for(name, "anthropic", model, cache_ttl=self.cache_ttl, context_window=context_window)
+        self._profile = profile_for(
+            name, "anthropic", model, cache_ttl=self.cache_ttl, context_window=context_window, free_count=True
+        )
         self._timeout = check_timeout(timeout)
         self._policy = RetryPolicy(max_retries=max_retries, base_delay=retry_backoff, max_retry_wait=max_retry_wait)
         register_secret(api_key)
@@ -221,8 +226,16 @@ class AnthropicProvider:
         )
 
     def count_tokens(self, prompt: Prompt) -> int | None:
-        """None: ``/v1/messages/count_tokens`` costs a network round trip, so the engine estimates."""
-        return None
+        """The API's own count (``/v1/messages/count_tokens``, free): one round trip, so the engine asks
+        only after a compaction. None when the endpoint does not answer it (the estimate stands)."""
+        body = self.render(prompt)
+        fields = ("model", "messages", "system", "tools", "tool_choice", "thinking")
+        try:
+            counted = self._client.messages.count_tokens(**{k: body[k] for k in fields if k in body})
+        except anthropic.AnthropicError as exc:
+            log.debug("count_tokens failed, the estimate stands: %s", exc)
+            return None
+        return int(counted.input_tokens)
 
 
 def _sdk_arguments(body: dict[str, Any]) -> dict[str, Any]:

@@ -56,7 +56,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from tiny_agent.providers.cache_rules import CacheRules, Ttl, cache_rules
-from tiny_agent.providers.prefix import PrefixBlock, breakpoints, canonical, prefix_blocks, ttls_in_order
+from tiny_agent.providers.prefix import (
+    Counter,
+    PrefixBlock,
+    block_tokens,
+    breakpoints,
+    canonical,
+    prefix_blocks,
+    ttls_in_order,
+)
 from tiny_agent.types import Usage, Wire
 
 __all__ = [
@@ -189,8 +197,11 @@ class Simulator:
         pricer: Pricer | None = None,
         rules: CacheRules | None = None,
         min_tokens: Mapping[str, int] | None = None,
+        counter: Counter = block_tokens,
     ) -> None:
+        """``counter`` gives a block's tokens: ``prefix``'s estimator by default, or a tokenizer."""
         self.wire: Wire = wire
+        self.counter = counter
         self.model = model
         self.rules = rules or cache_rules(model, wire, min_tokens)
         self.pricer = pricer or GenaiPricer(model, wire)
@@ -204,7 +215,7 @@ class Simulator:
         if at < self._last:
             raise SimulationError(f"requests must come in time order: {at} after {self._last}")
         self._last = at
-        blocks = prefix_blocks(body, self.wire)
+        blocks = prefix_blocks(body, self.wire, self.counter)
         hashes, cum, settings = self._chain(body, blocks)
         seen = self._seen
         was_alive = seen is not None and self._alive(seen.top, at) is not None

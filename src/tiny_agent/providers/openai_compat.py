@@ -50,6 +50,7 @@ from tiny_agent.providers.retry import (
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
+from tiny_agent.providers.token_count import count_chat_body, counts_offline
 from tiny_agent.redaction import register_secret
 from tiny_agent.types import (
     INVALID_JSON_KEY,
@@ -115,6 +116,7 @@ class OpenAICompatProvider:
             context_window=context_window,
             tool_grammar=json_mode,
             tool_choice_keeps_prefix=json_mode,
+            free_count=not json_mode and counts_offline(model),
         )
         self.key_env = key_env
         self._timeout = check_timeout(timeout)
@@ -270,8 +272,9 @@ class OpenAICompatProvider:
         return error
 
     def count_tokens(self, prompt: Prompt) -> int | None:
-        """None: counting would cost a round trip (or is not offered), so the engine estimates."""
-        return None
+        """tiktoken's o200k count of the body, offline, for the models it knows (``free_count``); else
+        None (the engine estimates)."""
+        return count_chat_body(self.render(prompt)) if self._profile.free_count else None
 
 
 def _render_message(message: Message) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,7 @@ from tiny_agent.types import Wire
 __all__ = [
     "CHARS_PER_TOKEN",
     "MARK_KEYS",
+    "Counter",
     "PrefixBlock",
     "block_tokens",
     "breakpoints",
@@ -40,6 +41,8 @@ __all__ = [
 ]
 
 CHARS_PER_TOKEN = 4
+Counter = Callable[[Any], int]
+"""Tokens of one block of a request."""
 
 MARK_KEYS = frozenset({"cache_control", "prompt_cache_breakpoint"})
 """The cache markers of both wires: Anthropic's on blocks, OpenAI's (GPT-5.6+) on content parts."""
@@ -82,8 +85,13 @@ class PrefixBlock:
     """What the block contributes to the prefix hash (its role and canonical JSON)."""
 
 
-def prefix_blocks(body: Mapping[str, Any], wire: Wire) -> list[PrefixBlock]:
-    """The blocks of ``body`` in the order a prefix cache reads them: tools, system, messages."""
+def prefix_blocks(body: Mapping[str, Any], wire: Wire, counter: Counter = block_tokens) -> list[PrefixBlock]:
+    """The blocks of ``body`` in the order a prefix cache reads them: tools, system, messages;
+    ``counter`` gives a block's tokens (this module's estimator by default)."""
+
+    def _block(path: str, data: Any, role: Any) -> PrefixBlock:
+        return _counted(path, data, role, counter)
+
     out = [_block(f"tools[{i}]", t, "tool") for i, t in enumerate(body.get("tools") or [])]
     if wire == "anthropic":
         system = body.get("system")
@@ -98,19 +106,19 @@ def prefix_blocks(body: Mapping[str, Any], wire: Wire) -> list[PrefixBlock]:
             else:
                 out.extend(_block(f"messages[{i}].content[{j}]", b, msg.get("role")) for j, b in enumerate(content))
     else:
-        out.extend(_message_block(f"messages[{i}]", m) for i, m in enumerate(body.get("messages") or []))
+        out.extend(_message_block(f"messages[{i}]", m, counter) for i, m in enumerate(body.get("messages") or []))
     return out
 
 
-def _block(path: str, data: Any, role: Any) -> PrefixBlock:
+def _counted(path: str, data: Any, role: Any, counter: Counter) -> PrefixBlock:
     mark = data.get("cache_control") if isinstance(data, Mapping) else None
     ttl: Ttl | None = None
     if isinstance(mark, Mapping):
         ttl = "1h" if mark.get("ttl") == "1h" else "5m"
-    return PrefixBlock(path, data, block_tokens(data), ttl, f"{role}|{canonical(data)}")
+    return PrefixBlock(path, data, counter(data), ttl, f"{role}|{canonical(data)}")
 
 
-def _message_block(path: str, message: Any) -> PrefixBlock:
+def _message_block(path: str, message: Any, counter: Counter) -> PrefixBlock:
     """A whole Chat Completions message; a ``prompt_cache_breakpoint`` on one of its content parts
     makes it a breakpoint. OpenAI's marks take the request's lifetime: "5m" stands for it here, and the
     rules say how long that is (30 minutes on GPT-5.6+)."""
@@ -118,7 +126,7 @@ def _message_block(path: str, message: Any) -> PrefixBlock:
     parts = content if isinstance(content, list) else []
     marked = any(isinstance(p, Mapping) and isinstance(p.get("prompt_cache_breakpoint"), Mapping) for p in parts)
     data = without_marks(message) if marked else message
-    return PrefixBlock(path, data, block_tokens(data), "5m" if marked else None, f"message|{canonical(data)}")
+    return PrefixBlock(path, data, counter(data), "5m" if marked else None, f"message|{canonical(data)}")
 
 
 def breakpoints(body: Mapping[str, Any], blocks: list[PrefixBlock]) -> list[tuple[int, Ttl]]:

@@ -55,6 +55,9 @@ class ProviderProfile:
     context_window: int | None = None
     counts_tokens: bool = False
     """``count_tokens`` is exact and cheap (a local server tokenizes): sizes are counted, not estimated."""
+    free_count: bool = False
+    """``count_tokens`` costs nothing but a round trip or some CPU (Anthropic's ``count_tokens``,
+    tiktoken offline for OpenAI models): the engine counts once after each compaction, not every turn."""
     tool_grammar: bool = False
     """Decoding can be narrowed per turn with ``Prompt.tool_grammar`` (the local JSON tool mode)."""
     tool_choice_keeps_prefix: bool = False

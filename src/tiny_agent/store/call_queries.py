@@ -41,7 +41,7 @@ _ROW_COLUMNS = (
 )
 
 _SUMS = """
-    count(*), total(purpose = 'turn'), total(purpose <> 'turn'), total(status = 'failed'), total(status = 'open'),
+    count(*), total(purpose = 'turn'), total(purpose = 'compaction'), total(status = 'failed'), total(status = 'open'),
     total(status = 'done' AND input_tokens IS NULL),
     total(input_tokens), total(output_tokens), total(cache_read_tokens), total(cache_write_tokens),
     total(CASE WHEN cache_read_tokens IS NOT NULL THEN input_tokens END),
@@ -50,7 +50,7 @@ _SUMS = """
     total(seconds), count(miss), count(tools_changed),
     total(tools_changed), total(system_changed), total(pins_changed), total(messages_changed),
     total(messages_changed = 1 AND expected = 1),
-    total(CASE WHEN purpose <> 'turn' THEN cost_usd END),
+    total(CASE WHEN purpose = 'compaction' THEN cost_usd END),
     total(instr(changes, 'compaction') > 0), total(CASE WHEN instr(changes, 'compaction') > 0 THEN cost_usd END),
     total(instr(changes, 'clear') > 0), total(CASE WHEN instr(changes, 'clear') > 0 THEN cost_usd END),
     min(at), max(at), max(workspace)

@@ -27,7 +27,7 @@ from typing import Any
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_rules import rules_of
 from tiny_agent.providers.cache_sim import GenaiPricer, SimCall, Simulator
-from tiny_agent.providers.prefix import block_tokens
+from tiny_agent.providers.prefix import Counter, block_tokens, prefix_blocks
 from tiny_agent.providers.profile import PRICING_IDS
 from tiny_agent.testing.tasks import ScriptedTask, Task
 from tiny_agent.types import Block, TextBlock, ToolUseBlock
@@ -54,6 +54,8 @@ class _Route:
     sims: dict[str, Simulator] = field(default_factory=dict)
     bills: list[Bill] = field(default_factory=list)
     served: int = 0
+    counted: list[int] = field(default_factory=list)
+    """What each ``count_tokens`` request was answered (free, not billed)."""
 
 
 class BillingFake:
@@ -69,9 +71,14 @@ class BillingFake:
         clock: Callable[[], float] = time.time,
         summary_words: int = 60,
         refuses: Sequence[str] = (),
+        counter: Counter = block_tokens,
     ) -> None:
+        """``refuses`` names request fields answered with OpenAI's 400 for an unknown parameter;
+        ``counter`` gives each block's tokens, for the bills and ``count_tokens`` alike: the
+        estimator of ``providers.prefix`` by default, or a real tokenizer's count."""
         self.refuses = tuple(refuses)
         self.tasks = tuple(tasks)
+        self.counter = counter
         self.delay = delay
         self.clock = clock
         self.summary_words = summary_words
@@ -106,6 +113,12 @@ class BillingFake:
         port = self._httpd.server_address[1]
         return f"http://127.0.0.1:{port}/{route}" + ("/v1" if wire == "openai" else "")
 
+    def counts(self, route: str) -> list[int]:
+        """The answers to the route's ``count_tokens`` requests, in order."""
+        with self._lock:
+            found = self._routes.get(route)
+            return list(found.counted) if found else []
+
     def bills(self, route: str) -> list[Bill]:
         with self._lock:
             found = self._routes.get(route)
@@ -125,6 +138,9 @@ class BillingFake:
     def _handle(self, http: BaseHTTPRequestHandler) -> None:
         parts = http.path.split("?")[0].strip("/").split("/")
         wire: Wire | None = None
+        if parts[1:] == ["v1", "messages", "count_tokens"]:
+            self._count(http, parts[0])
+            return
         if parts[1:] == ["v1", "messages"]:
             wire = "anthropic"
         elif parts[1:] == ["v1", "chat", "completions"]:
@@ -142,6 +158,9 @@ class BillingFake:
             return
         blocks, stop = route.model.reply(body, wire)
         output = sum(block_tokens(b.to_dict()) for b in blocks)
+        cap = body.get("max_tokens") or body.get("max_completion_tokens")
+        if isinstance(cap, int) and output > cap:  # cut at the output limit, as a model would be
+            blocks, stop, output = (TextBlock("." * cap),), "max_tokens", cap
         with self._lock:
             model = str(body.get("model") or "unknown")
             sim = route.sims.get(model)
@@ -149,7 +168,7 @@ class BillingFake:
                 pricing = PRICING_IDS.get(route.provider)
                 pricer = GenaiPricer(model, pricing) if pricing else (lambda call: 0.0)
                 rules = rules_of(route.provider, model, wire)
-                sim = route.sims[model] = Simulator(wire, model, pricer=pricer, rules=rules)
+                sim = route.sims[model] = Simulator(wire, model, pricer=pricer, rules=rules, counter=self.counter)
             call = sim.send(self.clock(), body, output)
             route.served += 1
             number = route.served
@@ -166,6 +185,19 @@ class BillingFake:
             _send_stream(http, events)
         else:
             _send(http, 200, reply)
+
+    def _count(self, http: BaseHTTPRequestHandler, name: str) -> None:
+        """Anthropic's ``count_tokens``: the whole prompt, as the bills count it, for free."""
+        with self._lock:
+            route = self._routes.get(name)
+        if route is None:
+            _send(http, 404, {"error": {"type": "not_found_error", "message": f"no route {http.path}"}})
+            return
+        body = json.loads(http.rfile.read(int(http.headers.get("content-length") or 0)) or b"{}")
+        tokens = sum(b.tokens for b in prefix_blocks(body, "anthropic", self.counter))
+        with self._lock:
+            route.counted.append(tokens)
+        _send(http, 200, {"input_tokens": tokens})
 
 
 def _anthropic(number: int, model: str, blocks: Sequence[Block], stop: str, call: SimCall) -> dict[str, Any]:
@@ -208,7 +240,7 @@ def _openai(number: int, model: str, blocks: Sequence[Block], stop: str, call: S
         "object": "chat.completion",
         "created": int(call.at),
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": _finish(calls, stop)}],
         "usage": {
             "prompt_tokens": call.input_tokens,
             "completion_tokens": call.output_tokens,
@@ -216,6 +248,10 @@ def _openai(number: int, model: str, blocks: Sequence[Block], stop: str, call: S
             "prompt_tokens_details": details,
         },
     }
+
+
+def _finish(calls: Sequence[Any], stop: str) -> str:
+    return "tool_calls" if calls else ("length" if stop == "max_tokens" else "stop")
 
 
 Event = tuple[str | None, Any]
