@@ -30,6 +30,7 @@ from tiny_agent.context.diagnosis import Before
 from tiny_agent.context.legality import repair
 from tiny_agent.context.log import Log
 from tiny_agent.context.render import Rendered, Renderer
+from tiny_agent.context.shrink import CompactionHooks
 from tiny_agent.context.state import State
 from tiny_agent.context.window import spec_dict, system_blocks, window
 from tiny_agent.errors import IllegalRequestError
@@ -73,6 +74,8 @@ class Context(Conversation):
         self.decided = False
         """Whether the clearing or compaction policy was consulted since the last turn call (the
         call entry records it, so a replay consults the policy where the recording did)."""
+        self.hooks: CompactionHooks | None = None
+        """Told before and after each compaction; may add to the summary's instructions."""
         fresh = not self.state.settings
         settings: dict[str, Any] = {}
         if system is not None or fresh:
