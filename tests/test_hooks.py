@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.kit import Cli, assert_legal_and_stored, env
+from tests.mcp_servers import kit
+from tests.mcp_servers.kit import Cli, assert_legal_and_stored
 from tests.recorded import tour
 from tiny_agent.agent.hooks import Hook, Hooks
 from tiny_agent.errors import ConfigError
@@ -59,10 +60,7 @@ def fake(tmp_path: Path) -> Iterator[BillingFake]:
         yield server
 
 
-@pytest.fixture
-def cli(fake: BillingFake, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    env(monkeypatch)
-    return Cli(fake, tmp_path, capsys)
+cli = kit.cli  # the CLI against this module's fake
 
 
 def script(tmp_path: Path, name: str, text: str) -> str:

@@ -1,4 +1,4 @@
-"""MCP servers' tools, end to end: a real server written with the SDK's ``MCPServer`` (tests/mcp/server.py),
+"""MCP servers' tools, end to end: a real server written with the SDK's ``MCPServer`` (tests/mcp_servers/server.py),
 started over stdio by the run and over streamable HTTP on 127.0.0.1 by the test, and the real CLI
 against the billing fake. Listed, called, results in the window and the store, a failing tool, a
 server killed mid-call, one that hangs past the timeout, a tool list reordered between two runs (no
@@ -7,12 +7,20 @@ cache miss) and one changed (the miss names the tool)."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import signal
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.mcp.kit import Cli, assert_legal_and_stored, env, http_server, stdio
+from tests.mcp_servers import kit
+from tests.mcp_servers.kit import Cli, assert_legal_and_stored, http_server, stdio
+from tests.recorded import ENV, MODELS
+from tiny_agent import McpServer, Run, RunSettings
 from tiny_agent.agent.mcp_content import exposed_names, result_text
 from tiny_agent.context.entries import CallDone, ConfigChange, RunChange, ToolResult
 from tiny_agent.context.entry_codec import read
@@ -38,10 +46,7 @@ def fake() -> Iterator[BillingFake]:
         yield server
 
 
-@pytest.fixture
-def cli(fake: BillingFake, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    env(monkeypatch)
-    return Cli(fake, tmp_path, capsys)
+cli = kit.cli  # the CLI against this module's fake
 
 
 def stored(cli: Cli) -> list[object]:
@@ -219,3 +224,28 @@ def test_results_become_text_naming_what_is_not_text() -> None:
         "[resource: file:///a.bin (unknown type, 3 bytes)]",
     ]
     assert result_text([], {"answer": 42}) == '{"answer": 42}'
+
+
+def test_ctrl_c_during_a_call_ends_the_run_and_the_servers_stop_at_once(tmp_path: Path) -> None:
+    marker = tmp_path / "called"
+    server = McpServer(command=tuple(shlex.split(stdio())), env={"KIT_MARKER": str(marker)}, timeout=3600)
+    task = Task("wait for it", [[("hang", {})]], "Waited.")
+
+    def interrupt_once_called() -> None:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    with BillingFake([task]) as fake, SQLiteStore(tmp_path / "s.db") as store:
+        url = fake.url("r", "anthropic")
+        settings = RunSettings(provider="anthropic", model=MODELS["anthropic"], base_url=url, workspace=str(tmp_path))
+        run = Run.open(store, settings=settings, env=ENV, mcp=[server])
+        threading.Thread(target=interrupt_once_called, daemon=True).start()
+        result = run.run("wait for it")
+        started = time.monotonic()
+        run.close()
+        assert time.monotonic() - started < 30, "the call in flight was cancelled, not waited for"
+        assert result.stop == "interrupted" and marker.exists()
+        [entry] = [e for e in store.entries(store.sessions(limit=1)[0].id) if e.kind == "tool_result"]
+        assert entry.body["block"]["is_error"] and "interrupted" in entry.body["block"]["content"]

@@ -36,8 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tiny_agent.agent.tools import Tool, Toolbox
-from tiny_agent.context.compaction import Compaction
-from tiny_agent.context.shrink import CompactionStart
+from tiny_agent.context.compaction import Compaction, CompactionStart
 from tiny_agent.errors import ConfigError
 from tiny_agent.redaction import redact
 from tiny_agent.types import ToolResultBlock, ToolUseBlock

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from tiny_agent.agent.config_file import CONFIG_NAME, config_paths, load_config
+from tiny_agent.agent.config_file import CONFIG_KEYS, CONFIG_NAME, config_paths, load_config
 
 __all__ = ["config_group"]
 
@@ -31,7 +31,9 @@ def show_command(workspace: str | None, as_json: bool) -> int:
         click.echo(f"# {path}{'' if path in config.files else ' (none)'}")
     if not config.values:
         click.echo(f"# no {CONFIG_NAME} sets anything: flags and the defaults apply")
-    for key, value in config.to_dict()["values"].items():
+    values = config.to_dict()["values"]
+    for key in (k for k in CONFIG_KEYS if k in values):
+        value = values[key]
         if key in ("mcp", "hooks"):
             for name, item in value.items():
                 click.echo(f"{key}.{name} = {_shown(item)}  # {config.sources[f'{key}.{name}']}")

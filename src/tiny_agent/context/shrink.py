@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from tiny_agent.context.cache import plan_cache
@@ -22,6 +21,8 @@ from tiny_agent.context.compaction import (
     CACHED_SUMMARY_INSTRUCTIONS,
     SUMMARY_INSTRUCTIONS,
     Compaction,
+    CompactionHooks,
+    CompactionStart,
     Summarizer,
     WorkRecord,
     choose_cut,
@@ -37,8 +38,6 @@ from tiny_agent.providers.base import Provider
 from tiny_agent.types import CachePlan, Entry, Message, ModelResponse, Prompt, TextBlock
 
 __all__ = [
-    "CompactionHooks",
-    "CompactionStart",
     "Shrinkable",
     "TranscriptSummarizer",
     "cached_summary",
@@ -47,32 +46,6 @@ __all__ = [
     "transcript_summarizer",
     "worth_compacting",
 ]
-
-
-@dataclass(frozen=True)
-class CompactionStart:
-    """A compaction about to ask for its summary: what hooks around it are told."""
-
-    trigger: Literal["auto", "manual"]
-    """"auto": the policy's; "manual": asked for (``Context.compact``, chat's ``/compact``)."""
-    tokens_before: int
-    messages: int
-    """Messages of the log the summary will replace."""
-    context_window: int
-    threshold: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-class CompactionHooks(Protocol):
-    """Told before and after each compaction (``agent.hooks.Hooks`` is one)."""
-
-    def before_compaction(self, start: CompactionStart) -> str:
-        """Text to add to the summary's instructions ("" for none)."""
-        ...
-
-    def after_compaction(self, start: CompactionStart, compaction: Compaction) -> None: ...
 
 
 class Shrinkable(Protocol):

@@ -1,6 +1,6 @@
 """An MCP server for the tests, written with the official SDK's ``MCPServer``.
 
-    python tests/mcp/server.py [--name kit] [--order forward|reverse] [--variant louder] [--port N]
+    python tests/mcp_servers/server.py [--name kit] [--order forward|reverse] [--variant louder] [--port N]
 
 Over stdio, or streamable HTTP on 127.0.0.1 with ``--port``. ``--order reverse`` registers (so
 lists) its tools in the other order; ``--variant`` rewords ``echo``'s description: two runs can
@@ -13,6 +13,7 @@ import argparse
 import base64
 import os
 import signal
+from pathlib import Path
 
 import anyio
 import mcp_types as types
@@ -36,6 +37,8 @@ def fail(reason: str) -> str:
 
 async def hang() -> str:
     """Never answers."""
+    if MARKER:
+        Path(MARKER).write_text("called")
     await anyio.sleep(3600)
     return "too late"
 
@@ -79,6 +82,9 @@ def read_file(path: str) -> str:
     """A tool whose name the workspace's tools already have."""
     return f"the server's read_file of {path}"
 
+
+MARKER = os.environ.get("KIT_MARKER", "")
+"""A file ``hang`` writes when it is called (a test waits for it before interrupting the call)."""
 
 TOOLS = [echo, fail, hang, die, secret, whoami, picture, document, read_file]
 

@@ -100,9 +100,12 @@ class Cli:
             return store.sessions(limit=1)[0].id
 
 
-def env(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def cli(fake: BillingFake, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """The CLI against the test's ``fake`` fixture, with the fake's keys in the environment."""
     for key, value in ENV.items():
         monkeypatch.setenv(key, value)
+    return Cli(fake, tmp_path, capsys)
 
 
 def assert_legal_and_stored(store_path: Path, fake: BillingFake, route: str) -> None:
