@@ -52,6 +52,7 @@ class McpServers:
         for server in self.servers:
             for value in (*server.env.values(), *server.headers.values()):
                 register_secret(value)
+                register_secret(value.split()[-1] if value.split() else None)  # the token of "Bearer <token>"
         self._portal = portal = self._stack.enter_context(start_blocking_portal())
         # After the servers are stopped (callbacks run last in, first out): a call still waiting
         # (the run was interrupted during it) is cancelled, not waited for.
