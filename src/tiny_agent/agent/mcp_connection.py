@@ -31,6 +31,8 @@ logger = logging.getLogger(__name__)
 
 _STOP_TIMEOUT = 10.0
 """Seconds a server has to stop when the run closes (the SDK then kills it)."""
+HTTP_TIMEOUT, HTTP_READ_TIMEOUT = 30.0, 300.0
+"""Connect, write and pool, then read seconds of an HTTP server's client (the SDK's defaults)."""
 
 
 @dataclass(frozen=True)
@@ -88,15 +90,18 @@ class Connection:
 
     @contextlib.asynccontextmanager
     async def _connected(self) -> AsyncIterator[Any]:
+        import httpx2
         from mcp import Client, StdioServerParameters
         from mcp.client.stdio import stdio_client
         from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
 
         server = self.server
         async with contextlib.AsyncExitStack() as stack:
             if server.url is not None:
-                http = await stack.enter_async_context(create_mcp_http_client(headers=dict(server.headers)))
+                # The SDK's own timeouts: a server may hold a response stream open for minutes.
+                timeout = httpx2.Timeout(HTTP_TIMEOUT, read=HTTP_READ_TIMEOUT)
+                client = httpx2.AsyncClient(headers=dict(server.headers), timeout=timeout)
+                http = await stack.enter_async_context(client)
                 transport = streamable_http_client(server.url, http_client=http)
             else:
                 command, *args = server.command
@@ -131,6 +136,9 @@ class Connection:
             raise ToolFailure(f"{self.label} is not running ({self.gone}); its tools cannot be called in this run")
         timeout = self.server.timeout
         said = self._said()
+        if self._task is not None and self._task.done():  # it stopped since the last call
+            self.gone = f"it stopped after its last call{self._last_words()}"
+            raise ToolFailure(f"{self.label} is not running ({self.gone}); its tools cannot be called in this run")
         try:
             result = self.portal.call(self._call, tool, arguments, timeout)
         except TimeoutError as exc:
