@@ -191,6 +191,8 @@ def test_a_server_that_cannot_start_is_one_line(cli: Cli, capsys: pytest.Capture
     assert "no such module" in ran.lines[0], "the server's last words"
     ran = cli("--mcp", "/nonexistent/server --flag", "x")
     assert ran.code == 2 and len(ran.lines) == 1 and "/nonexistent/server" in ran.lines[0], ran.err
+    ran = cli("--mcp", "python3 -c 'print(\"hello, not JSON-RPC\")'", "x")
+    assert ran.code == 2 and len(ran.lines) == 1 and "Traceback" not in ran.err, "the SDK's own log stays quiet"
     ran = cli("--mcp", "", "x")
     assert ran.code == 2 and ran.lines == ["tiny-agent: --mcp needs a command, e.g. --mcp 'python my_server.py'"]
 
