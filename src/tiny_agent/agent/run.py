@@ -201,11 +201,11 @@ def _open(
         settings = replace(settings, appended_system="")  # a new system prompt: nothing of it was appended
     engine = _config(config, session)
     min_cacheable_tokens(settings.model or "", "anthropic")  # TINY_AGENT_CACHE_MIN_TOKENS, before a server starts
+    provider = _provider(settings, provider_options, env)  # a missing key is found here, before any server starts
     tools, mcp, hooks, report = extensions
     toolset = Toolset.open(stack, workspace.tools(), tools, mcp, hooks, cwd=str(workspace.root), report=report)
-    provider = _provider(settings, provider_options, env)
     if isinstance(provider, LocalProvider):
-        stack.enter_context(provider)
+        stack.enter_context(provider)  # the local model's server: after the MCP servers, which start faster
     profile = provider.profile
     settings = replace(
         settings,
