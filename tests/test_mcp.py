@@ -22,6 +22,7 @@ from tests.mcp_servers.kit import Cli, assert_legal_and_stored, http_server, std
 from tests.recorded import ENV, MODELS
 from tiny_agent import McpServer, Run, RunSettings
 from tiny_agent.agent.mcp_content import exposed_names, result_text
+from tiny_agent.cli import main
 from tiny_agent.context.entries import CallDone, ConfigChange, RunChange, ToolResult
 from tiny_agent.context.entry_codec import read
 from tiny_agent.store.sqlite import SQLiteStore
@@ -251,3 +252,12 @@ def test_ctrl_c_during_a_call_ends_the_run_and_the_servers_stop_at_once(tmp_path
         assert result.stop == "interrupted" and marker.exists()
         [entry] = [e for e in store.entries(store.sessions(limit=1)[0].id) if e.kind == "tool_result"]
         assert entry.body["block"]["is_error"] and "interrupted" in entry.body["block"]["content"]
+
+
+def test_a_missing_key_is_said_before_any_server_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["--no-session", "--provider", "openai", "--mcp", "/nonexistent/server", "hi"]) == 2
+    assert capsys.readouterr().err.strip() == "tiny-agent: provider 'openai' needs OPENAI_API_KEY"
