@@ -77,7 +77,11 @@ def test_a_timestamp_in_the_system_prompt_is_named_with_both_sides() -> None:
         ((LIST, READ), "tools changed: reordered: read_file, list_dir -> list_dir, read_file"),
         ((READ,), "tools changed: removed list_dir"),
         ((READ, LIST, ToolSpec("write_file", "Write", {"type": "object"})), "tools changed: added write_file"),
-        ((READ, ToolSpec("list_dir", "List a folder, sorted", LIST.input_schema)), "a definition changed"),
+        ((READ, ToolSpec("list_dir", "List a folder, sorted", LIST.input_schema)), "list_dir's description changed"),
+        (
+            (READ, ToolSpec("list_dir", LIST.description, {"type": "object", "properties": {"deep": {}}})),
+            "tools changed: list_dir's input schema changed",
+        ),
     ],
 )
 def test_tools_added_removed_reordered_or_redefined(tools: tuple[ToolSpec, ...], cause: str) -> None:

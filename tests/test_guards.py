@@ -36,6 +36,7 @@ PROTECTED_BY_DEFAULT = [
     ".vscode/settings.json",
     ".npmrc",
     ".yarnrc.yml",
+    "tiny-agent.toml",  # the hooks and MCP servers it lists would run on the next run
 ]
 
 NOT_PROTECTED = [
@@ -47,6 +48,7 @@ NOT_PROTECTED = [
     ".vscode/extensions.json",
     "Makefile",
     "src/lefthook_notes.md",
+    "tiny-agent.toml.md",
 ]
 
 SECRET = [

@@ -8,6 +8,7 @@ when the flag is left out, for a remote and for the local provider.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from tiny_agent.cli.app import run_command
 from tiny_agent.cli.chat import chat_command
 from tiny_agent.cli.runtime import Runtime
 
+GLOSSARY = Path(__file__).resolve().parents[1] / "examples" / "mcp" / "glossary_server.py"
 DEFAULT = re.compile(r"\bdefault:? (\d[\d_.]*)(?!\w)(?:; (\d[\d_.]*) for the local model)?", re.IGNORECASE)
 
 
@@ -51,6 +53,7 @@ def values(runtime: Runtime) -> dict[str, float]:
         "max_steps": runtime.agent.config.max_steps,
         "compact_at": runtime.context.config.compact_at,
         "keep_turns": runtime.context.config.keep_turns,
+        **({"mcp_timeout": servers.servers[0].timeout} if (servers := runtime.toolset.servers) else {}),
     }
 
 
@@ -72,7 +75,9 @@ def test_every_default_in_the_help_is_the_value_used(
     remote = built(monkeypatch, tmp_path, "--provider", "openai")
     local_flags = ("--provider", "local", "--base-url", "http://127.0.0.1:9", "--context-window", "100000")
     local = built(monkeypatch, tmp_path, *local_flags)
+    mcp = built(monkeypatch, tmp_path, "--provider", "openai", "--mcp", f"{sys.executable} {GLOSSARY}")
     assert help_defaults(command) == {
+        "--mcp-timeout": (mcp["mcp_timeout"],),
         "--timeout": (remote["timeout"], local["timeout"]),
         "--max-retries": (remote["max_retries"],),
         "--max-tokens": (remote["max_tokens"], local["max_tokens"]),

@@ -16,7 +16,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tiny_agent.agent.config_file import load_config
+    from tiny_agent.agent.hooks import Hook
     from tiny_agent.agent.loop import Agent, AgentConfig, RunResult
+    from tiny_agent.agent.mcp import McpServer
+    from tiny_agent.agent.python_tools import FunctionTool, tool
     from tiny_agent.agent.report import format_event, format_totals
     from tiny_agent.agent.run import Run
     from tiny_agent.agent.settings import RunSettings
@@ -46,7 +50,11 @@ if TYPE_CHECKING:
     )
 
 _HOME = {
+    "tiny_agent.agent.config_file": ("load_config",),
+    "tiny_agent.agent.hooks": ("Hook",),
     "tiny_agent.agent.loop": ("Agent", "AgentConfig", "RunResult"),
+    "tiny_agent.agent.mcp": ("McpServer",),
+    "tiny_agent.agent.python_tools": ("FunctionTool", "tool"),
     "tiny_agent.agent.report": ("format_event", "format_totals"),
     "tiny_agent.agent.run": ("Run",),
     "tiny_agent.agent.settings": ("RunSettings",),
@@ -102,7 +110,10 @@ __all__ = [
     "ConfigError",
     "Context",
     "ContextConfig",
+    "FunctionTool",
+    "Hook",
     "LocalProvider",
+    "McpServer",
     "Message",
     "ModelResponse",
     "OpenAICompatProvider",
@@ -129,9 +140,11 @@ __all__ = [
     "check_openai_body",
     "format_event",
     "format_totals",
+    "load_config",
     "repair",
     "replay",
     "resolve_provider",
     "stats",
     "sweep",
+    "tool",
 ]

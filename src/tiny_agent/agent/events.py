@@ -43,6 +43,8 @@ class ToolEvent:
     call: ToolUseBlock
     result: ToolResultBlock
     seconds: float
+    source: str = ""
+    """The MCP server the call went to ("" for a tool of this process)."""
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,7 @@ DEFAULT_PROTECT: tuple[tuple[str, str], ...] = (
     (".npmrc", "npm reads it on every command: node-options or script-shell there run any program"),
     (".yarnrc", "yarn reads it on every command: yarn-path there runs any program"),
     (".yarnrc.yml", "yarn reads it on every command: yarnPath there runs any program"),
+    ("tiny-agent.toml", "tiny-agent starts the MCP servers and runs the hooks it lists on its next run"),
 )
 """(glob, why) for each path ``write_file`` refuses unless ``default_protect=False``. Names without
 a "/" match at any depth (a nested repository's ``.git`` too, or the ``.git`` file of a worktree,

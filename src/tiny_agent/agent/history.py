@@ -10,6 +10,7 @@ from typing import Any
 
 from tiny_agent.agent.loop import CallEvent, CompactionEvent, ToolEvent, TurnEvent
 from tiny_agent.agent.report import format_event
+from tiny_agent.agent.toolset import MCP_SETTING
 from tiny_agent.context.compaction import Compaction
 from tiny_agent.context.diagnosis import where_text_changed
 from tiny_agent.context.entries import (
@@ -62,6 +63,8 @@ class _Reader:
         self.pings = 0
         """Keepalive pings since the last turn (each gets its own numbered line)."""
         self.layers = _Layers()
+        self.servers: dict[str, str] = {}
+        """The MCP server of each tool the model called by this name (the ``mcp`` run setting)."""
 
     def lines(self, entry: Entry, value: TypedEntry) -> Iterator[str]:
         seq = entry.seq
@@ -78,7 +81,7 @@ class _Reader:
                         self.calls[block.id] = block
             case ToolResult(block=result):
                 call = self.calls.get(result.tool_use_id) or ToolUseBlock(result.tool_use_id, "tool", {})
-                yield format_event(ToolEvent(self.step, call, result, 0.0))
+                yield format_event(ToolEvent(self.step, call, result, 0.0, self.servers.get(call.name, "")))
             case CallOpened():
                 self.layers.call(seq, value)
             case CallDone(call=call, record=record):
@@ -110,7 +113,8 @@ class _Reader:
                 yield f"#{seq} [pin {'added' if add is not None else 'removed'}: {add or remove}]"
             case ConfigChange(settings=settings) | RunChange(settings=settings):
                 self.layers.config(settings)
-                shown = {k: v for k, v in settings.items() if k not in ("tools", "system")}
+                yield from self._servers(seq, settings.get(MCP_SETTING))
+                shown = {k: v for k, v in settings.items() if k not in ("tools", "system", MCP_SETTING)}
                 if shown:
                     yield f"#{seq} [settings: {', '.join(f'{k}={v}' for k, v in shown.items())}]"
                 if "system" in settings:
@@ -121,6 +125,18 @@ class _Reader:
                 yield f"#{seq} [note: {text}]"
             case RunStop(reason=reason, steps=steps, detail=detail):
                 yield f"#{seq} [run ended: {reason} after {steps} step(s){f' ({detail})' if detail else ''}]"
+
+    def _servers(self, seq: int, servers: Any) -> Iterator[str]:
+        if not isinstance(servers, Mapping):
+            return
+        self.servers = {}
+        for name, entry in servers.items():
+            tools = dict(entry.get("tools") or {}) if isinstance(entry, Mapping) else {}
+            self.servers.update((tool, str(name)) for tool in tools)
+            source = entry.get("source", "") if isinstance(entry, Mapping) else ""
+            yield f"#{seq} [mcp {name} · {source} · {len(tools)} tool(s): {', '.join(tools)}]"
+        if not servers:
+            yield f"#{seq} [no MCP server from here on]"
 
 
 class _Layers:

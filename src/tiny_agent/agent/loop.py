@@ -214,7 +214,7 @@ class Agent:
         self, result: RunResult, step: int, call: ToolUseBlock, outcome: ToolResultBlock, seconds: float
     ) -> None:
         self.context.add_tool_result(outcome)  # committed at once: a crash after it never re-runs the tool
-        self._emit(result, ToolEvent(step, call, outcome, seconds))
+        self._emit(result, ToolEvent(step, call, outcome, seconds, self.toolbox.source(call.name)))
 
     def _maybe_compact(self, result: RunResult) -> None:
         before = self.context.context_tokens()

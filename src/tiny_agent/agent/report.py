@@ -58,11 +58,12 @@ def format_event(event: Event) -> str:
             label = "summary" if call.purpose == "compaction" else call.purpose
             note = " · replied with a tool call, not a summary" if call.stop_reason == "tool_use" else ""
             return _call_line(f"{label} {number}", call, note)
-        case ToolEvent(call=call, result=result):
+        case ToolEvent(call=call, result=result, source=source):
             args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:60]}" for k, v in call.input.items())
             first = result.content.splitlines()[0] if result.content else ""
             outcome = f"error: {first[:160]}" if result.is_error else f"{len(result.content):,} chars"
-            return f"  {'x' if result.is_error else '>'} {call.name}({args}) -> {outcome}"
+            where = f"[{source}] " if source else ""
+            return f"  {'x' if result.is_error else '>'} {where}{call.name}({args}) -> {outcome}"
         case CompactionEvent(compaction=c, calls=calls):
             prices = [call.cost_usd for call in calls]
             total = None if None in prices else sum(p or 0.0 for p in prices)

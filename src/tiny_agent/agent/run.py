@@ -22,10 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from tiny_agent.agent import telemetry as otel
+from tiny_agent.agent.hooks import Hook
 from tiny_agent.agent.keepalive import Keepalive
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, Event, RunResult
+from tiny_agent.agent.mcp import McpServer
 from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, compose_system, looks_volatile
-from tiny_agent.agent.tools import Toolbox
+from tiny_agent.agent.tools import Tool
+from tiny_agent.agent.toolset import Toolset
 from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.engine import Context
@@ -59,12 +62,19 @@ class Run:
     stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     telemetry: otel.Telemetry | None = None
     """Spans of each run, when OpenTelemetry export is on."""
+    toolset: Toolset | None = None
+    """The MCP servers and the hooks of the run, if any."""
     keepalive: Keepalive | None = None
     """Keeps the prompt cache warm while the run is idle, when asked for (``Run.open(keepalive=True)``)."""
 
     def run(self, task: str) -> RunResult:
-        """One run of the agent on ``task`` (in its own span when telemetry is on)."""
-        return self.telemetry.run(task) if self.telemetry is not None else self.agent.run(task)
+        """One run of the agent on ``task`` (in its own span when telemetry is on); ``Stop`` hooks after it."""
+        result = self.telemetry.run(task) if self.telemetry is not None else self.agent.run(task)
+        hooks = self.toolset.hooks if self.toolset is not None else None
+        if hooks is not None:
+            cost = self.context.ledger.total_cost_usd
+            hooks.stop(stop_reason=result.stop, steps=result.steps, answer=result.answer, session_cost_usd=cost)
+        return result
 
     @property
     def context(self) -> Context:
@@ -88,6 +98,10 @@ class Run:
         otel: bool = False,
         env: Mapping[str, str] = os.environ,
         keepalive: bool = False,
+        tools: Sequence[Tool] = (),
+        mcp: Sequence[McpServer] = (),
+        hooks: Sequence[Hook] = (),
+        report: Callable[[str], None] | None = None,
     ) -> Run:
         """Open a run on a new session, or on one to go on with (``resume``: an id or a unique prefix;
         ``continue_latest``: the newest session of the workspace). ``store`` None keeps nothing on disk.
@@ -99,6 +113,9 @@ class Run:
         ``otel`` (or ``OTEL_EXPORTER_OTLP_ENDPOINT`` in ``env``) exports OpenTelemetry spans of each run.
         ``keepalive`` pings the prompt cache while a tool runs (and inside ``Run.keepalive.idle()``, e.g.
         while a chat waits for its user) when the prices say it pays (``context.keepalive``).
+        ``tools`` (Python tools, ``tiny_agent.tool``) come after the workspace's, then the tools of the
+        ``mcp`` servers (started now, stopped on close). ``hooks`` run at the run's events; ``report``
+        gets a line for each hook that fails (default: a logged warning).
         """
         stack = contextlib.ExitStack()
         try:
@@ -119,6 +136,7 @@ class Run:
                 otel,
                 env,
                 keepalive,
+                (tuple(tools), tuple(mcp), tuple(hooks), report),
             )
         except BaseException:
             stack.close()
@@ -129,6 +147,10 @@ class Run:
         if self.session is not None:
             self.session.close()
         session.context.tools = self.agent.toolbox.specs
+        if self.toolset is not None:
+            session.context.hooks = self.toolset.hooks
+            if self.toolset.hooks is not None:
+                self.toolset.hooks.session_id = session.id
         self.session = session
         self.agent.context = session.context
         self.stack.callback(session.close)
@@ -164,11 +186,13 @@ def _open(
     export_spans: bool,
     env: Mapping[str, str],
     keep_warm: bool,
+    extensions: tuple[tuple[Tool, ...], tuple[McpServer, ...], tuple[Hook, ...], Callable[[str], None] | None],
 ) -> Run:
     here = str(Path(given.workspace or ".").resolve())
     notes: list[str] = []
     hints: list[str] = []
     session = _session(store, resume, continue_latest, force, here, notes) if store is not None else None
+    resumed = session is not None and session.info.head >= 0
     if session is not None:
         stack.callback(session.close)
     if store is None and (resume is not None or continue_latest):
@@ -187,9 +211,11 @@ def _open(
         settings = replace(settings, appended_system="")  # a new system prompt: nothing of it was appended
     engine = _config(config, session)
     min_cacheable_tokens(settings.model or "", "anthropic")  # TINY_AGENT_CACHE_MIN_TOKENS, before a server starts
-    provider = _provider(settings, provider_options, env)
+    provider = _provider(settings, provider_options, env)  # a missing key is found here, before any server starts
+    tools, mcp, hooks, report = extensions
+    toolset = Toolset.open(stack, workspace.tools(), tools, mcp, hooks, cwd=str(workspace.root), report=report)
     if isinstance(provider, LocalProvider):
-        stack.enter_context(provider)
+        stack.enter_context(provider)  # the local model's server: after the MCP servers, which start faster
     profile = provider.profile
     settings = replace(
         settings,
@@ -199,14 +225,14 @@ def _open(
         model=settings.model if profile.name == LOCAL else (settings.model or profile.model),
         base_url=display_url(settings.base_url) if settings.base_url else None,
     )
-    toolbox = Toolbox(workspace.tools())
+    toolbox = toolset.toolbox
     if session is not None and session.info.head < 0:
         # No entry when it was opened: the run that created it was killed before recording its
         # settings, so it starts now, with the system prompt a new session gets.
         text = text or DEFAULT_SYSTEM
     if session is not None:
         context = session.context
-        context.tools = toolbox.specs
+        toolset.record(context, resumed=resumed)
         context.configure(**({"system": text} if text else {}), **(engine.settings() if engine else {}))
         context.record_run(**settings.given())
     elif store is not None:
@@ -220,8 +246,11 @@ def _open(
         )
         stack.callback(session.close)
         context = session.context
+        toolset.record(context, resumed=False)
     else:
         context = Context(text or DEFAULT_SYSTEM, toolbox.specs, config=engine)
+        toolset.record(context, resumed=False)
+    notes.extend(toolset.notes)
     if settings.max_output_chars is None:
         # One tool result may take about a quarter of a small window (~3 characters a token).
         workspace.max_output_chars = min(workspace.max_output_chars, context.context_window(provider) * 3 // 4)
@@ -234,7 +263,11 @@ def _open(
         warm = Keepalive(context, provider, on_event=on_event)
         stack.callback(warm.close)
         agent.idle = warm.idle
-    return Run(agent, provider, workspace, session, store, notes, hints, stack, spans, warm)
+    if toolset.hooks is not None:
+        toolset.hooks.session_id = session.id if session is not None else ""
+        details = {"provider": profile.name, "model": profile.model, "tools": list(toolbox.names)}
+        toolset.hooks.session_start("resume" if resumed else "startup", **details)
+    return Run(agent, provider, workspace, session, store, notes, hints, stack, spans, toolset, warm)
 
 
 def _telemetry(

@@ -43,6 +43,8 @@ class Tool:
     """A narrower input schema for this turn (say, ``path`` limited to files that exist), used only to
     constrain a model's decoding where the provider supports it; None or a None result: no narrowing.
     The tool still validates against ``input_schema``."""
+    source: str = ""
+    """Where the call goes when that is not this process: an MCP server's name (the per-turn line shows it)."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -95,6 +97,11 @@ class Toolbox:
             if schema is not None:
                 out[tool.name] = schema
         return out
+
+    def source(self, name: str) -> str:
+        """Where a call of ``name`` goes ("" for a tool of this process, or one that does not exist)."""
+        tool = self._tools.get(name)
+        return tool.source if tool is not None else ""
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools

@@ -125,6 +125,8 @@ def _header(printer: Printer, runtime: Runtime) -> None:
     where = f" · {profile.cache_home}" if profile.cache_home else ""
     session = f" · session {runtime.session.id[:12]}" if runtime.session else ""
     printer.info(f"[{profile.name} · {profile.model}{where} · workspace {runtime.workspace.root}{session}]")
+    for server in runtime.toolset.describe() if runtime.toolset is not None else ():
+        printer.info(f"[{server}]")
     for note in runtime.notes:
         printer.line(f"tiny-agent: {note}")
 
@@ -247,9 +249,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _register_commands() -> None:
-    from tiny_agent.cli import chat, lint, local, replay, sessions, stats
+    from tiny_agent.cli import chat, config, lint, local, replay, sessions, stats
 
     app.add_command(chat.chat_command)
+    app.add_command(config.config_group)
     app.add_command(replay.replay_command)
     app.add_command(sessions.sessions_group)
     app.add_command(stats.stats_command)

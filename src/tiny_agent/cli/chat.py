@@ -65,6 +65,8 @@ def chat_loop(click_ctx: click.Context, opts: dict[str, Any]) -> int:
         printer.line(
             f"[{provider.profile.name} · {provider.profile.model} · workspace {runtime.workspace.root}{session}]"
         )
+        for server in runtime.toolset.describe() if runtime.toolset is not None else ():
+            printer.line(f"[{server}]")
         for note in runtime.notes:
             printer.line(f"tiny-agent: {note}")
         printer.line("type a message; /help for commands; Ctrl-D to leave")

@@ -16,7 +16,10 @@ from typing import Any, TypeVar
 import click
 
 from tiny_agent.agent.budget import STOP_SHARE
+from tiny_agent.agent.config_file import CONFIG_NAME
+from tiny_agent.agent.hooks import HOOK_EVENTS
 from tiny_agent.agent.loop import AgentConfig
+from tiny_agent.agent.mcp import DEFAULT_MCP_TIMEOUT, HEADER_ENV
 from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, LOCAL_TIMEOUT
 from tiny_agent.context.engine import ContextConfig
 from tiny_agent.errors import ConfigError
@@ -190,6 +193,39 @@ agent_options = _stack(
         "--max-output-chars",
         type=Positive(int),
         help=f"Cut tool output beyond this (default {DEFAULT_MAX_OUTPUT_CHARS}, less for small windows).",
+    ),
+    # tools from outside
+    click.option(
+        "--mcp",
+        multiple=True,
+        metavar='"CMD ARGS"',
+        help="Start an MCP server over stdio, in the workspace folder, and offer its tools (repeatable). "
+        "It runs with your rights, outside the workspace jail.",
+    ),
+    click.option(
+        "--mcp-url",
+        multiple=True,
+        metavar="URL",
+        help=f"Use an MCP server over streamable HTTP (repeatable). Headers come from the environment: "
+        f"{HEADER_ENV}AUTHORIZATION='Bearer ...' sends Authorization (any {HEADER_ENV}<NAME>, _ for -) "
+        f"to every --mcp-url server; per server, use {CONFIG_NAME}.",
+    ),
+    click.option(
+        "--mcp-timeout",
+        type=Positive(float, " seconds"),
+        help=f"Seconds an MCP tool call may take before the model is told it failed (default {DEFAULT_MCP_TIMEOUT:g}).",
+    ),
+    click.option(
+        "--hook",
+        multiple=True,
+        metavar="EVENT[:MATCHER]=CMD",
+        help=f"Run CMD (through the shell) at EVENT, a JSON description on its stdin (repeatable). Events: "
+        f"{', '.join(HOOK_EVENTS)}; MATCHER: a regular expression of tool names.",
+    ),
+    click.option(
+        "--no-config",
+        is_flag=True,
+        help=f"Read no {CONFIG_NAME} (neither the workspace's nor the one in the user config folder).",
     ),
     # the conversation
     click.option("--pin", multiple=True, metavar="TEXT", help="A constraint kept in every request (repeatable)."),

@@ -56,15 +56,19 @@ class Printer:
         self.streamed = ""
         handler = _RedactingHandler(console=self.err, show_path=False)
         root = logging.getLogger()
-        self._restore = (root.level, list(root.handlers))
+        sdk = logging.getLogger("mcp")
+        self._restore = (root.level, list(root.handlers), sdk.level)
         root.handlers = [handler]
         root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+        # The MCP SDK logs a server's bad output with a traceback; the failure it leads to is one line of ours.
+        sdk.setLevel(logging.DEBUG if verbose else logging.CRITICAL)
 
     def close(self) -> None:
         """Give the logging setup back as it was (the CLI configures it for one command only)."""
         root = logging.getLogger()
         root.setLevel(self._restore[0])
         root.handlers = self._restore[1]
+        logging.getLogger("mcp").setLevel(self._restore[2])
 
     def line(self, text: str) -> None:
         """One line on stderr (even in quiet mode: for errors and the session line)."""

@@ -7,12 +7,16 @@ records the change). Only what is given is passed on: a flag left out keeps the 
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 from typing import Any
 
 import click
 
+from tiny_agent.agent.config_file import FileConfig, load_config
+from tiny_agent.agent.hooks import Hook
 from tiny_agent.agent.loop import AgentConfig
+from tiny_agent.agent.mcp import DEFAULT_MCP_TIMEOUT, McpServer, headers_from_env
 from tiny_agent.agent.run import Run
 from tiny_agent.agent.settings import RUN_SETTINGS, RunSettings
 from tiny_agent.cli.options import CONFIG_FLAGS, PROVIDER_FLAGS, given
@@ -31,15 +35,17 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
     ``keepalive`` is the command's default for ``--keepalive`` (auto in chat, off in run)."""
     if opts["no_session"] and (opts["resume"] is not None or opts["continue_"]):
         raise ConfigError("--no-session cannot be combined with --resume or --continue")
+    files = FileConfig() if opts.get("no_config") else load_config(opts["workspace"] or ".")
+    flags = RunSettings.of({k: opts[k] for k in RUN_SETTINGS if k in opts and given(click_ctx, k)})
     store = None if opts["no_session"] else SQLiteStore(opts["store"])
     try:
         run = Run.open(
             store,
-            settings=RunSettings.of({k: opts[k] for k in RUN_SETTINGS if k in opts and given(click_ctx, k)}),
+            settings=files.under(flags),
             config={k: opts[k] for k in CONFIG_FLAGS if opts.get(k) is not None},
             system=_text_or_file(opts["system"], "--system"),
             append_system=_text_or_file(opts["append_system"], "--append-system"),
-            pins=list(opts["pin"]),
+            pins=[*files.pins, *opts["pin"]],
             resume=opts["resume"],
             continue_latest=opts["continue_"],
             force=opts["force"],
@@ -48,6 +54,9 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
             provider_options={k: opts.get(k) for k in PROVIDER_FLAGS},
             otel=bool(opts.get("otel")),
             keepalive=(opts.get("keepalive") or keepalive) == "auto",
+            mcp=_servers(files, opts),
+            hooks=[*files.hooks(), *(Hook.parse(spec) for spec in opts.get("hook", ()))],
+            report=lambda line: printer.line(f"tiny-agent: {line}"),
         )
     except BaseException:
         if store is not None:
@@ -61,6 +70,18 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
     for hint in run.hints:
         printer.info(hint)
     return run
+
+
+def _servers(files: FileConfig, opts: dict[str, Any]) -> list[McpServer]:
+    """The files' MCP servers, then those of ``--mcp`` and ``--mcp-url``."""
+    timeout = opts.get("mcp_timeout")
+    each = timeout or DEFAULT_MCP_TIMEOUT
+    servers = files.servers(timeout=timeout)
+    servers += [McpServer.stdio(line, timeout=each, origin=f"--mcp {line!r}") for line in opts.get("mcp", ())]
+    headers = headers_from_env(os.environ) if opts.get("mcp_url") else {}
+    for url in opts.get("mcp_url", ()):
+        servers.append(McpServer(url=url, headers=headers, timeout=each, origin=f"--mcp-url {url}"))
+    return servers
 
 
 def _text_or_file(value: str | None, flag: str) -> str | None:

@@ -10,10 +10,12 @@ model chose to remember.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 from tiny_agent.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
@@ -25,6 +27,8 @@ __all__ = [
     "SUMMARY_INSTRUCTIONS",
     "SUMMARY_OPENING",
     "Compaction",
+    "CompactionHooks",
+    "CompactionStart",
     "Summarizer",
     "WorkRecord",
     "choose_cut",
@@ -219,3 +223,29 @@ class Compaction:
             f"{SUMMARY_HEADER}: {self.compacted_messages} messages were replaced by this summary]\n\n"
             f"{self.summary.strip()}\n\n<record>\n{self.record}\n</record>"
         )
+
+
+@dataclass(frozen=True)
+class CompactionStart:
+    """A compaction about to ask for its summary: what hooks around it are told."""
+
+    trigger: Literal["auto", "manual"]
+    """"auto": the policy's; "manual": asked for (``Context.compact``, chat's ``/compact``)."""
+    tokens_before: int
+    messages: int
+    """Messages of the log the summary will replace."""
+    context_window: int
+    threshold: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class CompactionHooks(Protocol):
+    """Told before and after each compaction (``agent.hooks.Hooks`` is one)."""
+
+    def before_compaction(self, start: CompactionStart) -> str:
+        """Text to add to the summary's instructions ("" for none)."""
+        ...
+
+    def after_compaction(self, start: CompactionStart, compaction: Compaction) -> None: ...

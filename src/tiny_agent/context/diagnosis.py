@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from tiny_agent.context.cache import shared_layers
 from tiny_agent.context.render import Rendered
 from tiny_agent.providers.profile import ProviderProfile
-from tiny_agent.types import Message, Prompt, Usage
+from tiny_agent.types import Message, Prompt, ToolSpec, Usage
 
-__all__ = ["Before", "diagnose", "excerpt", "first_difference", "where_text_changed"]
+__all__ = ["Before", "diagnose", "excerpt", "first_difference", "tool_changes", "where_text_changed"]
 
 TOLERANCE = 0.9
 """A read of at least 90% of the previous request counts as a hit: chat templates re-render the last
@@ -141,6 +141,8 @@ def _message_change(before: Prompt | None, prompt: Prompt, index: int) -> str:
 
 
 def _tools_change(before: Before, prompt: Prompt) -> str:
+    if before.prompt is not None:
+        return ", ".join(tool_changes(before.prompt.tools, prompt.tools)) or "a definition changed"
     names = before.fingerprint.get("tool_names")
     old = [str(n) for n in names] if isinstance(names, list) else []
     new = [t.name for t in prompt.tools]
@@ -150,6 +152,25 @@ def _tools_change(before: Before, prompt: Prompt) -> str:
     if old != new:
         return f"reordered: {', '.join(old)} -> {', '.join(new)}"
     return "a definition changed (same names, same order)"
+
+
+def tool_changes(before: Sequence[ToolSpec], now: Sequence[ToolSpec]) -> list[str]:
+    """What differs between two tool lists, tool by tool: ``added x``, ``removed y``, ``z's
+    description changed``, ``z's input schema changed``, then ``reordered: ...`` if that is all."""
+    old, new = {t.name: t for t in before}, {t.name: t for t in now}
+    out = [f"added {n}" for n in new if n not in old] + [f"removed {n}" for n in old if n not in new]
+    for name, tool in new.items():
+        was = old.get(name)
+        if was is None:
+            continue
+        parts = ["description"] if was.description != tool.description else []
+        if json.dumps(was.input_schema, ensure_ascii=False) != json.dumps(tool.input_schema, ensure_ascii=False):
+            parts.append("input schema")
+        if parts:
+            out.append(f"{name}'s {' and '.join(parts)} changed")
+    if not out and [t.name for t in before] != [t.name for t in now]:
+        out.append(f"reordered: {', '.join(t.name for t in before)} -> {', '.join(t.name for t in now)}")
+    return out
 
 
 def _blocks(messages: Sequence[Message]) -> int:

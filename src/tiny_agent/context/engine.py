@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from tiny_agent.context import calling, clearing, shrink
 from tiny_agent.context.cache import plan_cache
-from tiny_agent.context.compaction import Compaction, Summarizer
+from tiny_agent.context.compaction import Compaction, CompactionHooks, Summarizer
 from tiny_agent.context.config import DEFAULT_CONTEXT_WINDOW, EMPTY_REPLY, NOT_RUN, ContextConfig
 from tiny_agent.context.conversation import Conversation
 from tiny_agent.context.diagnosis import Before
@@ -73,6 +73,8 @@ class Context(Conversation):
         self.decided = False
         """Whether the clearing or compaction policy was consulted since the last turn call (the
         call entry records it, so a replay consults the policy where the recording did)."""
+        self.hooks: CompactionHooks | None = None
+        """Told before and after each compaction; may add to the summary's instructions."""
         fresh = not self.state.settings
         settings: dict[str, Any] = {}
         if system is not None or fresh:

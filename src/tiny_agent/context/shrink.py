@@ -22,6 +22,8 @@ from tiny_agent.context.compaction import (
     CACHED_SUMMARY_INSTRUCTIONS,
     SUMMARY_INSTRUCTIONS,
     Compaction,
+    CompactionHooks,
+    CompactionStart,
     Summarizer,
     WorkRecord,
     choose_cut,
@@ -56,6 +58,7 @@ class Shrinkable(Protocol):
     clock: Callable[[], float]
     failed_at: int | None
     decided: bool
+    hooks: CompactionHooks | None
 
     @property
     def state(self) -> State: ...
@@ -147,6 +150,12 @@ def compact(
     if state.compactions:
         transcript = f"{state.compactions[-1].text()}\n\n{transcript}"
     kept = sum(1 for m in recent[cut:] if m.role == "assistant")
+    start = CompactionStart(
+        "manual" if manual else "auto", before, cut, ctx.context_window(provider), ctx.threshold(provider)
+    )
+    extra = ctx.hooks.before_compaction(start) if ctx.hooks is not None else ""
+    if extra and isinstance(summarizer, TranscriptSummarizer):
+        summarizer = TranscriptSummarizer(summarizer.ctx, summarizer.provider, extra)
     consulted, ctx.decided = ctx.decided, ctx.decided and not manual  # its calls are not the policy's
     try:
         if summarizer is not None:
@@ -154,7 +163,7 @@ def compact(
         elif provider is None:
             raise CompactionError("compact needs a summarizer or a provider")
         else:
-            prose = _provider_summary(ctx, provider, transcript, kept, before)
+            prose = _provider_summary(ctx, provider, transcript, kept, before, extra)
     except CompactionError:
         raise
     except Exception as exc:
@@ -182,6 +191,8 @@ def compact(
     if manual:
         mark = dataclasses.replace(mark, manual=True, keep_turns=keep_turns, summarizer=how)
     ctx.append([mark])
+    if ctx.hooks is not None:
+        ctx.hooks.after_compaction(start, state.compactions[-1])
     return state.compactions[-1]
 
 
@@ -207,27 +218,34 @@ def _fitting_cut(ctx: Shrinkable, recent: Sequence[Message], threshold: int) -> 
     return cut  # even one turn is over budget: keep just that one
 
 
-def _provider_summary(ctx: Shrinkable, provider: Provider, transcript: str, keep: int, tokens: int) -> str:
+def _provider_summary(
+    ctx: Shrinkable, provider: Provider, transcript: str, keep: int, tokens: int, extra: str = ""
+) -> str:
     """The summary from ``provider``: read from the cache when the config says so and the window fits."""
     config = ctx.config
     fits = tokens + config.summary_max_tokens < ctx.context_window(provider)
     if config.summary == "cached" and fits and not cold(ctx, provider):
-        text = cached_summary(ctx, provider, keep)
+        text = cached_summary(ctx, provider, keep, extra)
         if text is not None:
             return text
-    return transcript_summarizer(ctx, provider)(transcript)
+    return TranscriptSummarizer(ctx, provider, extra)(transcript)
+
+
+def _with_extra(instructions: str, extra: str) -> str:
+    """The summary's instructions with what hooks added (``CompactionHooks.before_compaction``)."""
+    return f"{instructions}\n\n{extra}" if extra else instructions
 
 
 class TranscriptSummarizer:
     """A summarizer that calls ``provider`` with the context's own system and tools first, so the
-    summary call reads the same cached prefix as the turns around it."""
+    summary call reads the same cached prefix as the turns around it. ``extra``: added to its instructions."""
 
-    def __init__(self, ctx: Shrinkable, provider: Provider) -> None:
-        self.ctx, self.provider = ctx, provider
+    def __init__(self, ctx: Shrinkable, provider: Provider, extra: str = "") -> None:
+        self.ctx, self.provider, self.extra = ctx, provider, extra
 
     def __call__(self, transcript: str) -> str:
         ctx = self.ctx
-        text = f"{SUMMARY_INSTRUCTIONS}\n\n<transcript>\n{transcript}\n</transcript>"
+        text = f"{_with_extra(SUMMARY_INSTRUCTIONS, self.extra)}\n\n<transcript>\n{transcript}\n</transcript>"
         prompt = Prompt(
             ctx.system_blocks(),
             ctx.tools,
@@ -244,14 +262,14 @@ def transcript_summarizer(ctx: Shrinkable, provider: Provider) -> Summarizer:
     return TranscriptSummarizer(ctx, provider)
 
 
-def cached_summary(ctx: Shrinkable, provider: Provider, keep: int) -> str | None:
+def cached_summary(ctx: Shrinkable, provider: Provider, keep: int, extra: str = "") -> str | None:
     """Ask for the summary at the end of the window as the previous request sent it (a cache read);
     None if the model insisted on calling a tool twice.
 
     The newest turn is left out: it is kept verbatim whatever the summary says, and the request that
     ends before it is byte for byte the one the cache holds, so only the instructions are new input.
     """
-    instructions = CACHED_SUMMARY_INSTRUCTIONS.format(keep=keep)
+    instructions = _with_extra(CACHED_SUMMARY_INSTRUCTIONS.format(keep=keep), extra)
     window = ctx.prompt()
     newest = max((i for i, m in enumerate(window.messages) if m.role == "assistant"), default=0)
     if newest > 0:

@@ -1,0 +1,46 @@
+"""``tiny-agent config show``: the ``tiny-agent.toml`` files merged, and where each value came from."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from tiny_agent.agent.config_file import CONFIG_KEYS, CONFIG_NAME, config_paths, load_config
+
+__all__ = ["config_group"]
+
+
+@click.group("config")
+def config_group() -> None:
+    """The tiny-agent.toml files: the user's (in the user config folder) and the workspace's."""
+
+
+@config_group.command("show")
+@click.option("--workspace", type=click.Path(file_okay=False), help="The workspace whose file is read (default: here).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: the files, the values, their sources.")
+def show_command(workspace: str | None, as_json: bool) -> int:
+    """Print the merged configuration, each value with the file it came from (flags given to a run
+    override a file's values; lists add up)."""
+    config = load_config(workspace or ".")
+    if as_json:
+        print(json.dumps({"looked_in": [str(p) for p in config_paths(workspace or ".")], **config.to_dict()}))
+        return 0
+    for path in config_paths(workspace or "."):
+        click.echo(f"# {path}{'' if path in config.files else ' (none)'}")
+    if not config.values:
+        click.echo(f"# no {CONFIG_NAME} sets anything: flags and the defaults apply")
+    values = config.to_dict()["values"]
+    for key in (k for k in CONFIG_KEYS if k in values):
+        value = values[key]
+        if key in ("mcp", "hooks"):
+            for name, item in value.items():
+                click.echo(f"{key}.{name} = {_shown(item)}  # {config.sources[f'{key}.{name}']}")
+        else:
+            click.echo(f"{key} = {_shown(value)}  # {config.sources[key]}")
+    return 0
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
