@@ -255,6 +255,10 @@ class Prompt:
     """Narrowed input schemas by tool name (for example ``path`` limited to the workspace's real
     files), used only to constrain decoding where a provider supports it (the local model's JSON
     tool mode). Never rendered into the prompt text, so the cached prefix does not change with it."""
+    path_terms: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """What each file on offer holds: its words' stems, counted (``providers.words.terms`` of its
+    head), so a guide can offer the file a request's words are in. Like ``tool_grammar``, decoding
+    only: never rendered."""
 
 
 @dataclass(frozen=True)

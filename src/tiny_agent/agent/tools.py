@@ -43,6 +43,9 @@ class Tool:
     """A narrower input schema for this turn (say, ``path`` limited to files that exist), used only to
     constrain a model's decoding where the provider supports it; None or a None result: no narrowing.
     The tool still validates against ``input_schema``."""
+    terms: Callable[[], Mapping[str, Mapping[str, int]]] | None = None
+    """What each path this tool offers holds, as counted word stems (``Prompt.path_terms``), so a
+    guide can offer the file a request's words are in; None: the tool offers no files."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -94,6 +97,19 @@ class Toolbox:
                 continue
             if schema is not None:
                 out[tool.name] = schema
+        return out
+
+    def path_terms(self) -> dict[str, Mapping[str, int]]:
+        """What each offered file holds (``Tool.terms``), merged over the tools; one that raises is
+        left out (and logged), like a grammar."""
+        out: dict[str, Mapping[str, int]] = {}
+        for tool in self._tools.values():
+            if tool.terms is None:
+                continue
+            try:
+                out.update(tool.terms())
+            except Exception:
+                logger.warning("the file words of %s failed; the guide goes by names", tool.name, exc_info=True)
         return out
 
     def __contains__(self, name: object) -> bool:
