@@ -7,6 +7,7 @@ phrasing, not sentences the guide was tuned on.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -88,23 +89,29 @@ def test_here_is_the_root_and_a_folder_question_lists_the_folder(
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "reply"),
     [
-        "hi!",
-        "Hello, how are you?",
-        "thanks a lot!",
-        "cheers, that's all",
-        "good morning",
-        "bye",
-        "who are you?",
-        "tell me a joke about tomatoes",
-        "great, thanks!",
+        ("hi!", "Hello! How can I help you today?"),
+        ("Hello, how are you?", "Hello! I am fine."),
+        ("good morning", "Hello!"),
+        ("who are you?", "Hello! I am tiny-agent."),
+        ("thanks a lot!", "You're welcome!"),
+        ("great, thanks!", "You're welcome! Happy to help."),
+        ("cheers, that's all", "Goodbye!"),
+        ("bye", "Goodbye! See you."),
+        ("tell me a joke about tomatoes", "Why did the tomato blush? It saw the salad dressing."),
     ],
 )
-def test_a_request_that_asks_nothing_of_the_workspace_gets_a_short_free_reply(garden: Toolbox, text: str) -> None:
-    reply = allowed(garden, Message.user(text))
-    assert reply.tools == () and reply.grammar == {}
-    assert reply.answer is not None and "enum" not in reply.answer and reply.answer["maxLength"] <= 200
+def test_a_request_that_asks_nothing_of_the_workspace_gets_a_short_free_reply(
+    garden: Toolbox, text: str, reply: str
+) -> None:
+    allowed_reply = allowed(garden, Message.user(text))
+    assert allowed_reply.tools == () and allowed_reply.grammar == {}
+    answer = allowed_reply.answer
+    assert answer is not None and "enum" not in answer
+    assert re.fullmatch(answer["pattern"], reply), "a reply in kind is admitted"
+    assert not re.fullmatch(answer["pattern"], "Tomatoes: every morning"), "no quote of a file"
+    assert not re.fullmatch(answer["pattern"], reply + " and" * 30), "a short one"
 
 
 @pytest.mark.parametrize("text", ["hi, what's in watering.txt?", "thanks! and who wrote the LICENSE?"])

@@ -24,6 +24,7 @@ All of it is decoding-side: the prompt text, and so the server's cached prefix, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -46,8 +47,11 @@ MAX_QUOTE = 1_000
 """Longest quote offered as an answer, in characters (a whole result is cut at a line end)."""
 MAX_QUOTES = 100
 """Most quotes offered; beyond it, the newest."""
-CHAT_CHARS = 200
-"""Longest free reply to a request that asks nothing of the workspace."""
+CHAT_WORDS = 12
+"""Most words of the sentence after the opening of a reply to small talk."""
+_REGEX_SPECIAL = frozenset(".^$*+?()[]{}|\\")
+WORD_CHARS = 12
+"""Longest word of that reply."""
 
 
 @dataclass(frozen=True)
@@ -92,11 +96,13 @@ def guide(
     succeeded = _succeeded_since(prompt.messages, request_at)
     targets = write_targets(text) if follow_request else set()
     if request.chat and targets is None and request_at is not None:
-        return Guide((), {}, {"type": "string", "maxLength": CHAT_CHARS})
+        return Guide((), {}, _free_reply(request.opening))
     if own_request and request.refers_back and not results and request_at is not None:
         earlier = _earlier(prompt.messages, request_at)
         if earlier is not None:
             return Guide((), {}, _quote_schema(earlier, quote))
+    if any(name in write_tools for name, _ in succeeded):
+        schemas = {name: s for name, s in schemas.items() if name not in write_tools}  # written: one per request
     if no_repeat:
         for name, path in succeeded:
             enum = _enum(schemas.get(name, {}))
@@ -161,7 +167,7 @@ def _follow(
         if name in write_tools:
             if best and not looked:
                 continue  # look first at what the request names; write what was read
-            out[name] = _with_paths(schema, new_files) if new_files else schema
+            out[name] = _with_paths(schema, new_files) if targets else schema
         elif targets is not None and not best:
             continue  # a write that names nothing to read: write it
         elif best and enum is not None:
@@ -189,6 +195,17 @@ def _content(
             properties["content"] = {"type": "string", "enum": list(dict.fromkeys(options))}
             out[name] = {**schemas[name], "properties": properties}
     return out
+
+
+def _free_reply(opening: str | None) -> dict[str, Any]:
+    """A short reply in words: the 135M model, free, wrote "jmzdzmjdzm..." to "hi". Small talk is
+    answered in kind ("Hello!" to a greeting) and one sentence of at most ``CHAT_WORDS`` words;
+    anything else (a joke) in at most ``2 * CHAT_WORDS`` words of at most ``WORD_CHARS`` letters."""
+    word = f"[A-Za-z'-]{{1,{WORD_CHARS}}}"
+    if opening:
+        literal = "".join(f"\\{c}" if c in _REGEX_SPECIAL else c for c in opening)
+        return {"type": "string", "pattern": f"^{literal}( {word},?){{0,{CHAT_WORDS}}}[.!?]?$"}
+    return {"type": "string", "pattern": f"^{word}[,.!?]?( {word}[,.!?]?){{0,{2 * CHAT_WORDS - 1}}}$"}
 
 
 def _quote_schema(options: Sequence[str], quote: bool) -> dict[str, Any]:

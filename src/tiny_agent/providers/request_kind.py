@@ -18,18 +18,30 @@ from tiny_agent.providers.words import terms, tokens
 
 __all__ = ["Request", "read_request", "subject"]
 
-_SOCIAL = re.compile(
-    r"\b(?:hi+|hello+|hey+|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day|night)"
+_GREETING = (
+    r"hi+|hello+|hey+|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day)"
     r"|how\s+(?:are|r)\s+(?:you|u|things)(?:\s+doing)?(?:\s+today)?|how'?s\s+it\s+going|how\s+is\s+it\s+going"
-    r"|what'?s\s+up|sup|nice\s+to\s+meet\s+you|thanks|thank\s+(?:you|u)|thx|ty|cheers|much\s+appreciated"
-    r"|appreciate\s+it|great|awesome|perfect|cool|nice|ok|okay|alright|all\s+right|sure|got\s+it|lovely"
-    r"|brilliant|wonderful|excellent|fantastic|amazing|good\s+job|well\s+done|that'?s\s+(?:all|it|everything)"
-    r"|that\s+is\s+(?:all|it)|bye|goodbye|good\s+bye|see\s+(?:you|ya)(?:\s+later)?|later|take\s+care"
-    r"|have\s+a\s+(?:nice|good|great)\s+(?:day|one|evening|night)|lol|haha+|who\s+are\s+you|what\s+are\s+you"
-    r"|what'?s\s+your\s+name|what\s+is\s+your\s+name|what\s+can\s+you\s+do|are\s+you\s+(?:a\s+bot|an\s+ai|human))\b",
-    re.IGNORECASE,
+    r"|what'?s\s+up|sup|nice\s+to\s+meet\s+you|who\s+are\s+you|what\s+are\s+you|what'?s\s+your\s+name"
+    r"|what\s+is\s+your\s+name|what\s+can\s+you\s+do|are\s+you\s+(?:a\s+bot|an\s+ai|human)"
 )
+_THANKS = (
+    r"thanks|thank\s+(?:you|u)|thx|ty|cheers|much\s+appreciated|appreciate\s+it|great|awesome|perfect|cool|nice"
+    r"|ok|okay|alright|all\s+right|sure|got\s+it|lovely|brilliant|wonderful|excellent|fantastic|amazing"
+    r"|good\s+job|well\s+done|lol|haha+"
+)
+_FAREWELL = (
+    r"that'?s\s+(?:all|it|everything)|that\s+is\s+(?:all|it)|bye|goodbye|good\s+bye|good\s+night"
+    r"|see\s+(?:you|ya)(?:\s+later)?|later|take\s+care|have\s+a\s+(?:nice|good|great)\s+(?:day|one|evening|night)"
+)
+_SOCIAL = re.compile(rf"\b(?:{_GREETING}|{_THANKS}|{_FAREWELL})\b", re.IGNORECASE)
 """Greetings, thanks, farewells, small talk: none of it asks anything of the workspace."""
+_OPENINGS = (
+    (re.compile(rf"\b(?:{_FAREWELL})\b", re.IGNORECASE), "Goodbye!"),
+    (re.compile(rf"\b(?:{_THANKS})\b", re.IGNORECASE), "You're welcome!"),
+    (re.compile(rf"\b(?:{_GREETING})\b", re.IGNORECASE), "Hello!"),
+)
+"""How a reply to small talk opens: a farewell with a farewell, thanks with "you're welcome", a
+greeting with a greeting (the first that matches)."""
 _FILLER = frozenset(
     [
         "a",
@@ -109,6 +121,8 @@ class Request:
     """It names the workspace root ("here", "this folder")."""
     refers_back: bool
     """It goes on from a request before ("and the host?", "say that again")."""
+    opening: str | None = None
+    """How a reply to it opens, for small talk ("Hello!", "You're welcome!", "Goodbye!")."""
 
 
 def subject(text: str) -> Counter[str]:
@@ -129,4 +143,5 @@ def read_request(text: str) -> Request:
         listing=bool(_LISTING.search(text)),
         root=bool(_ROOT.search(text)),
         refers_back=bool(_CONTINUES.search(text) or _POINTS_BACK.search(_SOCIAL.sub(" ", text))),
+        opening=next((reply for pattern, reply in _OPENINGS if pattern.search(text)), None) if chat else None,
     )
