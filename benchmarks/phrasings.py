@@ -84,6 +84,19 @@ def quotes_a_file(answer: str, files: dict[str, bytes]) -> bool:
     return any(line in lower for line in lines)
 
 
+def load(path: Path) -> list[dict[str, Any]]:
+    """A JSON list of tasks or chats ("-": none); a file that is not one ends the run with one line."""
+    if str(path) == "-":
+        return []
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        sys.exit(f"phrasings: cannot read {path}: {exc}")
+    if not isinstance(data, list) or not all(isinstance(item, dict) and "workspace" in item for item in data):
+        sys.exit(f"phrasings: {path} is not a JSON list of tasks or chats, each naming its workspace")
+    return data
+
+
 def run_request(agent: Agent, work: Path, spec: dict[str, Any], earlier: list[str]) -> dict[str, Any]:
     """One request through the loop, scored."""
     before = snapshot(work)
@@ -206,8 +219,9 @@ def main() -> None:
     parser.add_argument("--label", default="", help="added to the results file's name, e.g. before")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    tasks = json.loads(args.tasks.read_text()) if args.tasks and str(args.tasks) != "-" else []
-    chats = json.loads(args.chats.read_text()) if args.chats and str(args.chats) != "-" else []
+    tasks, chats = load(args.tasks), load(args.chats)
+    for item in [*tasks, *chats]:  # a workspace that is not there ends the run before the server starts
+        workspace_dir(item["workspace"], args.workspace_root)
     name = next((t.get("set") for t in [*tasks, *chats] if t.get("set")), args.tasks.parent.name)
     out = args.out or ROOT / "benchmarks" / "results" / f"phrasings_{name}{'_' + args.label if args.label else ''}.json"
     model = Path(args.model) if args.model else find_default_model()

@@ -166,6 +166,8 @@ def test_a_request_that_refers_back_may_answer_from_what_was_gathered(garden: To
     assert reply.tools == () and reply.answer is not None and reply.answer["enum"] == ["Basil: every other day"]
     again = allowed(garden, *first, Message.user("say that again"))
     assert again.answer is not None and again.answer["enum"] == ["Tomatoes: every morning"]
+    all_of_it = allowed(garden, *first, Message.user("what does it say?"))
+    assert all_of_it.answer is not None and all_of_it.answer["enum"] == [FILES["watering.txt"].strip()]
     # Referring back to what holds nothing on it: look anew.
     elsewhere = allowed(garden, *first, Message.user("and what about the pesto recipe?"))
     assert offered(elsewhere) == {"read_file": ["recipes/pesto.md"]} and elsewhere.answer is None

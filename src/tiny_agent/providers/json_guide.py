@@ -24,7 +24,6 @@ All of it is decoding-side: the prompt text, and so the server's cached prefix, 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -223,9 +222,10 @@ def _earlier(messages: Sequence[Message], request_at: int) -> list[str] | None:
         return None
     request = read_request(_text(messages[request_at]))
     given = [t for m in messages[previous + 1 : request_at] if m.role == "assistant" and (t := _text(m).strip())]
-    if not request.terms:
-        return given[-1:] or None
     gathered = _results(messages[:request_at], 0)
+    if not request.terms:  # "what does it say?": the newest result whole; "say that again": the reply
+        newest = [w for r in gathered[-1:] if (w := whole(r.text, MAX_QUOTE))]
+        return (newest if request.whole else given[-1:]) or None
     return lines_holding(gathered, request.terms, MAX_QUOTE) or None  # None: no line holds it, look anew
 
 
