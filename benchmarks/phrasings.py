@@ -50,6 +50,15 @@ QUOTE_MIN = 8
 """A file line this long, found in a chat reply, makes the reply a quote."""
 
 
+class QuietServer(LlamaServer):
+    """The benchmark's server waits for work asleep (``--poll 0``), not spinning, so that on a machine
+    shared with other servers it takes no CPU it does not use (a generated token took 3 s here, with
+    a dozen busy threads on two cores). What is measured is choices and answers, not speed."""
+
+    def command(self) -> list[str]:
+        return [*super().command(), "--poll", "0"]
+
+
 def workspace_dir(name: str, root: Path | None) -> Path:
     for base in (root, ROOT / "examples"):
         if base is not None and (base / name).is_dir():
@@ -155,18 +164,13 @@ def run_set(
     root: Path | None,
     server: LlamaServer,
     seeds: int,
-    progress: Callable[[str], None],
+    progress: Callable[[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]], None],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every chat, then every task, once per seed; ``progress`` gets the rows so far after each request."""
     task_rows: list[dict[str, Any]] = []
     chat_rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(seeds):
-            for index, task in enumerate(tasks):
-                work = Path(shutil.copytree(workspace_dir(task["workspace"], root), Path(tmp) / f"t{seed}-{index}"))
-                agent = Agent(provider_for(server, seed), Toolbox(Workspace(work).tools()), config=_config())
-                row = {"id": task.get("id"), "seed": seed, **run_request(agent, work, task, [])}
-                task_rows.append(row)
-                progress(_line(row))
             for index, chat in enumerate(chats):
                 work = Path(shutil.copytree(workspace_dir(chat["workspace"], root), Path(tmp) / f"c{seed}-{index}"))
                 agent = Agent(provider_for(server, seed), Toolbox(Workspace(work).tools()), config=_config())
@@ -176,7 +180,13 @@ def run_set(
                     row.update(run_request(agent, work, spec, earlier))
                     earlier.append(row["answer"].strip())
                     chat_rows.append(row)
-                    progress(_line(row))
+                    progress(row, task_rows, chat_rows)
+            for index, task in enumerate(tasks):
+                work = Path(shutil.copytree(workspace_dir(task["workspace"], root), Path(tmp) / f"t{seed}-{index}"))
+                agent = Agent(provider_for(server, seed), Toolbox(Workspace(work).tools()), config=_config())
+                row = {"id": task.get("id"), "seed": seed, **run_request(agent, work, task, [])}
+                task_rows.append(row)
+                progress(row, task_rows, chat_rows)
     return task_rows, chat_rows
 
 
@@ -226,30 +236,42 @@ def main() -> None:
     out = args.out or ROOT / "benchmarks" / "results" / f"phrasings_{name}{'_' + args.label if args.label else ''}.json"
     model = Path(args.model) if args.model else find_default_model()
     started = time.monotonic()
-    with LlamaServer(model) as server:
-        task_rows, chat_rows = run_set(tasks, chats, args.workspace_root, server, args.seeds, _print)
     command = "PYTHONPATH=src .venv/bin/python benchmarks/phrasings.py"
     command += f" --tasks {args.tasks} --chats {args.chats} --seeds {args.seeds}"
     if args.workspace_root:
         command += f" --workspace-root {args.workspace_root}"
     if args.label:
         command += f" --label {args.label}"
-    summary = {
-        "set": name,
-        "label": args.label,
-        "model": model.stem,
-        "seeds": args.seeds,
-        "tasks": tally(task_rows),
-        "chats": tally(chat_rows),
-        "all": tally(task_rows + chat_rows),
-        "seconds": round(time.monotonic() - started, 1),
-        "machine": f"{platform.machine()}, {platform.system()}, python {platform.python_version()}",
-        "date": time.strftime("%Y-%m-%d"),
-        "command": command,
-    }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"summary": summary, "tasks": task_rows, "chats": chat_rows}, indent=2) + "\n")
-    print(json.dumps(summary, indent=2))
+    planned = args.seeds * (len(tasks) + sum(len(c["requests"]) for c in chats))
+
+    def write(
+        row: dict[str, Any] | None, task_rows: list[dict[str, Any]], chat_rows: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The results so far, written after every request: a run cut short still says what it saw."""
+        if row is not None:
+            _print(_line(row))
+        summary = {
+            "set": name,
+            "label": args.label,
+            "model": model.stem,
+            "seeds": args.seeds,
+            "measured": len(task_rows) + len(chat_rows),
+            "planned": planned,
+            "tasks": tally(task_rows),
+            "chats": tally(chat_rows),
+            "all": tally(task_rows + chat_rows),
+            "seconds": round(time.monotonic() - started, 1),
+            "machine": f"{platform.machine()}, {platform.system()}, python {platform.python_version()}",
+            "date": time.strftime("%Y-%m-%d"),
+            "command": command,
+        }
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"summary": summary, "tasks": task_rows, "chats": chat_rows}, indent=2) + "\n")
+        return summary
+
+    with QuietServer(model) as server:
+        task_rows, chat_rows = run_set(tasks, chats, args.workspace_root, server, args.seeds, write)
+    print(json.dumps(write(None, task_rows, chat_rows), indent=2))
 
 
 def _print(line: str) -> None:
