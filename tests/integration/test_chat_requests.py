@@ -123,3 +123,4 @@ def test_five_requests_in_a_row_are_each_answered_on_their_own(
     chat_pane.wait_for(r"come back with", after=mark)
     assert "Traceback" not in chat_pane.screen()
     assert snapshot(workspace) == before, "the workspace is unchanged"
+    print(chat_pane.screen())  # the transcript, for a reader of ``pytest -rP``

@@ -78,6 +78,7 @@ def test_a_word_that_names_a_file_or_is_in_it_puts_that_file_on_offer(
         ("what files are here?", "."),
         ("What's in this folder", "."),
         ("list the workspace", "."),
+        ("list everything", "."),
         ("which recipes are there", "recipes"),
         ("what's in the plants folder?", "plants"),
     ],

@@ -58,7 +58,8 @@ def rank(
         score += content.get(path, 0.0)
         if own or content.get(path, 0.0) > 0:
             scores[path] = score + (LISTING if request.listing and path in folders else 0.0)
-    if request.root and "." in folders and (request.listing or request.whole or not scores):
+    named_root = request.root and (request.listing or request.whole or not scores)
+    if "." in folders and (named_root or (request.listing and not scores)):  # "list everything": the root
         scores["."] = max(scores.get(".", 0.0), ROOT + (LISTING if request.listing else 0.0))
     return scores
 
