@@ -107,6 +107,8 @@ def guide(
             enum = _enum(schemas.get(name, {}))
             if enum is not None and path in enum:
                 schemas[name] = _with_paths(schemas[name], [p for p in enum if p != path])
+    if targets is not None:  # "write a shopping list to x.txt" asks for no listing
+        request = replace(request, listing=False)
     given = content_in_request(text, targets) if targets is not None else []
     if given:  # what to write is in the request: its words say what to write, not where to look
         request = replace(request, terms=subject(text[: text.find(given[0])]))
