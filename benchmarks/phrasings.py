@@ -51,12 +51,15 @@ QUOTE_MIN = 8
 
 
 class QuietServer(LlamaServer):
-    """The benchmark's server waits for work asleep (``--poll 0``), not spinning, so that on a machine
-    shared with other servers it takes no CPU it does not use (a generated token took 3 s here, with
-    a dozen busy threads on two cores). What is measured is choices and answers, not speed."""
+    """The benchmark's server decodes on one thread: on a machine shared with other servers, two
+    threads that meet at every layer waited for each other's turn on the CPU (a generated token
+    took 3 to 7 s here, with a dozen busy threads on two cores). What is measured is choices and
+    answers, not speed."""
 
     def command(self) -> list[str]:
-        return [*super().command(), "--poll", "0"]
+        cmd = super().command()
+        cmd[cmd.index("-t") + 1] = "1"
+        return cmd
 
 
 def workspace_dir(name: str, root: Path | None) -> Path:

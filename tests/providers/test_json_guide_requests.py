@@ -112,6 +112,7 @@ def test_a_request_that_asks_nothing_of_the_workspace_gets_a_short_free_reply(
     assert answer is not None and "enum" not in answer
     assert re.fullmatch(answer["pattern"], reply), "a reply in kind is admitted"
     assert not re.fullmatch(answer["pattern"], "Tomatoes: every morning"), "no quote of a file"
+    assert not re.fullmatch(answer["pattern"], reply.split()[0] + " ----------- -----------"), "words"
     assert not re.fullmatch(answer["pattern"], reply + " and" * 30), "a short one"
 
 

@@ -202,7 +202,7 @@ def _free_reply(opening: str | None) -> dict[str, Any]:
     """A short reply in words: the 135M model, free, wrote "jmzdzmjdzm..." to "hi". Small talk is
     answered in kind ("Hello!" to a greeting) and one sentence of at most ``CHAT_WORDS`` words;
     anything else (a joke) in at most ``2 * CHAT_WORDS`` words of at most ``WORD_CHARS`` letters."""
-    word = f"[A-Za-z'-]{{1,{WORD_CHARS}}}"
+    word = f"[A-Za-z][A-Za-z'-]{{0,{WORD_CHARS - 1}}}"  # a letter first: "-----------" is no word
     if opening:
         literal = "".join(f"\\{c}" if c in _REGEX_SPECIAL else c for c in opening)
         return {"type": "string", "pattern": f"^{literal}( {word},?){{0,{CHAT_WORDS}}}[.!?]?$"}
