@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -136,8 +137,12 @@ def test_after_two_looks_the_model_answers() -> None:
 
 
 def test_the_guide_changes_the_decoding_only() -> None:
+    """The grammar, the files' words and the request's reading narrow the reply; the messages, so the
+    prompt's bytes and its cached prefix, are the same with and without them."""
     local = LocalProvider(base_url="http://127.0.0.1:9", api_key="k")
-    p = prompt(Message.user("Read menu.txt"), *read("menu.txt", "Croissant: 2 euros"))
+    p = prompt(Message.user("Who works on Friday?"), *read("staff/rota.txt", "Friday: Lena"))
+    p = dataclasses.replace(p, path_terms=TOOLBOX.path_terms())
+    assert p.path_terms and guide(p).answer == {"type": "string", "enum": ["Friday: Lena"]}
     bare = Prompt(p.system, p.tools, p.messages)
     with_grammar, without = local.render(p), local.render(bare)
     assert with_grammar["response_format"] != without["response_format"]
