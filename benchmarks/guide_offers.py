@@ -32,6 +32,7 @@ from typing import Any
 
 from phrasings import DEV, ROOT, holds, load, same_call, workspace_dir
 
+import tiny_agent
 from tiny_agent.agent.loop import DEFAULT_SYSTEM
 from tiny_agent.agent.tools import Toolbox
 from tiny_agent.agent.workspace import Workspace
@@ -137,6 +138,7 @@ def main() -> None:
         "answer": dict(Counter(r["answer"] for r in rows)),
         "write_offered_unasked": sum(bool(r["write_offered_unasked"]) for r in rows),
         "date": time.strftime("%Y-%m-%d"),
+        "code": str(Path(tiny_agent.__file__).parent),  # main's src for a "before" run
         "command": "PYTHONPATH=src .venv/bin/python benchmarks/guide_offers.py"
         + (f" --label {args.label}" if args.label else ""),
     }

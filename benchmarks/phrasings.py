@@ -35,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import tiny_agent
 from tiny_agent.agent.loop import Agent, AgentConfig, ToolEvent
 from tiny_agent.agent.tools import Toolbox
 from tiny_agent.agent.workspace import Workspace
@@ -266,6 +267,7 @@ def main() -> None:
             "seconds": round(time.monotonic() - started, 1),
             "machine": f"{platform.machine()}, {platform.system()}, python {platform.python_version()}",
             "date": time.strftime("%Y-%m-%d"),
+            "code": str(Path(tiny_agent.__file__).parent),  # main's src for a "before" run
             "command": command,
         }
         out.parent.mkdir(parents=True, exist_ok=True)
