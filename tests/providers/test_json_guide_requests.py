@@ -64,6 +64,7 @@ def looked(toolbox: Toolbox, tool: str, path: str, call_id: str) -> Sequence[Mes
         ("when do I plant out the tomatoes", "plants/tomatoes.md"),
         ("what is on my shopping list", "notes/shopping-list.txt"),
         ("how often does the lemon tree need water?", "watering.txt"),
+        ("how often should I water the tomatoes?", "watering.txt"),  # holds both words; plants/ names one
     ],
 )
 def test_a_word_that_names_a_file_or_is_in_it_puts_that_file_on_offer(
@@ -170,9 +171,21 @@ def test_a_request_that_refers_back_may_answer_from_what_was_gathered(garden: To
     assert again.answer is not None and again.answer["enum"] == ["Tomatoes: every morning"]
     all_of_it = allowed(garden, *first, Message.user("what does it say?"))
     assert all_of_it.answer is not None and all_of_it.answer["enum"] == [FILES["watering.txt"].strip()]
-    # Referring back to what holds nothing on it: look anew.
+    # Referring back to what holds nothing on it: look anew, where this request's words lead.
     elsewhere = allowed(garden, *first, Message.user("and what about the pesto recipe?"))
     assert offered(elsewhere) == {"read_file": ["recipes/pesto.md"]} and elsewhere.answer is None
+
+
+def test_a_request_that_refers_back_looks_where_both_requests_lead(garden: Toolbox) -> None:
+    """ "and the pesto?" after the soup: both are recipes; "and the basil?" after a question about the
+    soup's recipe reads the recipe that has basil, the one the soup question was about."""
+    first = [
+        Message.user("how long does the tomato soup simmer?"),
+        *looked(garden, "read_file", "plants/tomatoes.md", "c1"),
+    ]
+    first.append(Message("assistant", (TextBlock("# Tomatoes"),)))
+    assert offered(allowed(garden, *first, Message.user("and the pesto?"))) == {"read_file": ["recipes/pesto.md"]}
+    assert offered(allowed(garden, *first, Message.user("and the basil?"))) == {"read_file": ["recipes/soup.md"]}
 
 
 @pytest.mark.parametrize(

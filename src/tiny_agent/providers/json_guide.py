@@ -24,6 +24,7 @@ All of it is decoding-side: the prompt text, and so the server's cached prefix, 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -114,7 +115,11 @@ def guide(
         request = replace(request, terms=subject(text[: text.find(given[0])]))
     if follow_request and request_at is not None:
         looked = bool(results) or bool(given)
-        schemas = _follow(schemas, request, prompt, targets, write_tools, root_words, match_words, looked)
+        before: Counter[str] = Counter()
+        if own_request and request.refers_back and not results:  # "and the apple tart?": priced like the loaf
+            previous = _request_index(prompt.messages[:request_at])
+            before = subject(_text(prompt.messages[previous])) if previous is not None else before
+        schemas = _follow(schemas, request, prompt, targets, write_tools, (root_words, before), match_words, looked)
     if required_only:
         schemas = {name: _required_only(schema) for name, schema in schemas.items()}
     if targets is not None and quote:
@@ -136,11 +141,13 @@ def _follow(
     prompt: Prompt,
     targets: set[str] | None,
     write_tools: frozenset[str],
-    root_words: frozenset[str],
+    words_around: tuple[frozenset[str], Counter[str]],
     match_words: bool,
     looked: bool,
 ) -> dict[str, dict[str, Any]]:
-    """The tools and paths the request is about."""
+    """The tools and paths the request is about; ``words_around``: the words that name the root, and
+    the words of the request this one refers back to."""
+    root_words, before = words_around
     if targets is None:
         schemas = {name: s for name, s in schemas.items() if name not in write_tools}
     existing = {p for s in schemas.values() for p in _enum(s) or ()}
@@ -156,7 +163,7 @@ def _follow(
     if match_words:  # "rota.txt" for staff/rota.txt: a name written without its folders
         named |= {p for p in [*files, *folders] if any(p.endswith(f"/{w}") for w in named)}
     if match_words:
-        best = set(best_paths(rank(request, files, folders, prompt.path_terms, named & existing)))
+        best = set(best_paths(rank(request, files, folders, prompt.path_terms, named & existing, before)))
     else:
         best = named & existing
     # A name missing from the lists may still exist (a binary or secret file, a workspace past the

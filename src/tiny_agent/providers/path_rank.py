@@ -29,9 +29,13 @@ FOLDER_NAME = 1.0
 LISTING = 1.5
 """Added to folders when the request asks what a folder holds."""
 ROOT = 2.5
-"""The root's score when the request says "here": a path named by its own name still wins."""
+"""The root's score when the request says "here": a path that covers a word of the request wins."""
 NAMED = 10.0
 """A path written out in the request ("notes.txt", "recipes/bread")."""
+COVERAGE = 100.0
+"""Per request word the path covers: coverage decides first, the scores above break ties."""
+CONTEXT = 10.0
+"""Per word of the request referred back to that the path covers."""
 K1, B = 1.2, 0.75
 """Okapi BM25's usual constants."""
 
@@ -42,25 +46,37 @@ def rank(
     folders: Iterable[str],
     path_terms: Mapping[str, Mapping[str, int]],
     named: set[str],
+    before: Mapping[str, int] | None = None,
 ) -> dict[str, float]:
-    """Paths the request is about, with their scores (only those that qualify)."""
+    """Paths the request is about, with their scores (only those that qualify). A path that covers
+    more of the request's words, by name or by what it holds, ranks first: "how much is the
+    sourdough loaf?" is the menu line "Sourdough loaf: 6 euros", not the recipe named sourdough.
+    ``before``: the words of a request this one refers back to, which only break ties ("and the
+    apple tart?" after the loaf's price is the menu, not the tart's recipe)."""
     files, folders = list(files), list(folders)
     words = list(request.terms)
-    content = _bm25(words, {f: path_terms[f] for f in files if f in path_terms})
+    docs = {f: path_terms[f] for f in files if f in path_terms}
+    content, held = _bm25(words, docs)
+    earlier = [w for w in before or {} if w not in request.terms]
+    _, held_before = _bm25(earlier, docs)
     scores: dict[str, float] = {}
     for path in [*files, *folders]:
         if path in named:
-            scores[path] = NAMED
+            scores[path] = NAMED * COVERAGE
             continue
         if path == ".":
             continue
-        own, score = _name_score(words, PurePosixPath(path))
+        own, score, named_words = _name_score(words, PurePosixPath(path))
         score += content.get(path, 0.0)
         if own or content.get(path, 0.0) > 0:
-            scores[path] = score + (LISTING if request.listing and path in folders else 0.0)
+            covered = len(named_words | held.get(path, set()))
+            covered_before = len(_name_score(earlier, PurePosixPath(path))[2] | held_before.get(path, set()))
+            listing = LISTING if request.listing and path in folders else 0.0
+            scores[path] = covered * COVERAGE + covered_before * CONTEXT + score + listing
     named_root = request.root and (request.listing or request.whole or not scores)
     if "." in folders and (named_root or (request.listing and not scores)):  # "list everything": the root
-        scores["."] = max(scores.get(".", 0.0), ROOT + (LISTING if request.listing else 0.0))
+        root = ROOT + (LISTING if request.listing else 0.0)
+        scores["."] = max(scores.get(".", 0.0), root)
     return scores
 
 
@@ -72,25 +88,30 @@ def best_paths(scores: Mapping[str, float]) -> list[str]:
     return [p for p, s in scores.items() if s >= top - 1e-9]
 
 
-def _name_score(words: list[str], path: PurePosixPath) -> tuple[bool, float]:
-    """(whether the path's own name is named, its name score)."""
+def _name_score(words: list[str], path: PurePosixPath) -> tuple[bool, float, set[str]]:
+    """(whether the path's own name is named, its name score, the words that name it)."""
     own_terms = {stem(w) for w in tokens(path.stem)}
     folder_terms = {stem(w) for part in path.parent.parts for w in tokens(part)}
     score = 0.0
     own = False
+    naming: set[str] = set()
     for word in words:
         if any(near(word, t, prefix=True) for t in own_terms):
             score += OWN_NAME
             own = True
+            naming.add(word)
         elif any(near(word, t, prefix=True) for t in folder_terms):
             score += FOLDER_NAME
-    return own, score
+            naming.add(word)
+    return own, score, naming
 
 
-def _bm25(words: list[str], docs: Mapping[str, Mapping[str, int]]) -> dict[str, float]:
-    """Okapi BM25 of each document for the query ``words``, each matched in its near forms."""
+def _bm25(words: list[str], docs: Mapping[str, Mapping[str, int]]) -> tuple[dict[str, float], dict[str, set[str]]]:
+    """Okapi BM25 of each document for the query ``words``, each matched in its near forms; and the
+    words each document holds."""
+    held: dict[str, set[str]] = {}
     if not docs or not words:
-        return {}
+        return {}, held
     lengths = {d: sum(t.values()) or 1 for d, t in docs.items()}
     average = sum(lengths.values()) / len(lengths)
     vocabulary = {t for doc in docs.values() for t in doc}
@@ -104,6 +125,7 @@ def _bm25(words: list[str], docs: Mapping[str, Mapping[str, int]]) -> dict[str, 
         idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
         for d, n in counts.items():
             if n:
+                held.setdefault(d, set()).add(word)
                 norm = n + K1 * (1 - B + B * lengths[d] / average)
                 scores[d] = scores.get(d, 0.0) + idf * n * (K1 + 1) / norm
-    return scores
+    return scores, held
