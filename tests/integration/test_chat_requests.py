@@ -13,44 +13,21 @@ speed: every wait is for the prompt to come back.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.integration.test_chat_terminal import Pane
+from tests.integration.terminal import Pane
 from tiny_agent.providers.llama_server import LlamaServer
 
 pytestmark = pytest.mark.integration
 
 BAKERY = Path(__file__).resolve().parents[2] / "examples" / "bakery"
 TOOL_LINE = re.compile(r"^\s+> (\w+)\((.*)\) ->", re.MULTILINE)
-
-
-@pytest.fixture
-def chat_pane(tmp_path: Path, private_dirs: Path) -> Iterator[Pane]:
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux is needed for the terminal test (scripts/setup installs it)")
-    env = {
-        "TINY_AGENT_STORE": str(tmp_path / "sessions.db"),
-        "XDG_DATA_HOME": str(private_dirs / "xdg_data_home"),
-        "XDG_STATE_HOME": str(private_dirs / "xdg_state_home"),
-        "PATH": os.environ["PATH"],
-        "PYTHONPATH": os.pathsep.join(sys.path),
-        "TERM": "xterm-256color",
-        "HOME": str(tmp_path),
-    }
-    running = Pane(f"tiny-agent-requests-{os.getpid()}-{int(time.time())}", env)
-    try:
-        yield running
-    finally:
-        running.close()
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -71,11 +48,11 @@ def exchange(pane: Pane, screen: str, request: str) -> tuple[str, list[tuple[str
 
 
 def test_five_requests_in_a_row_are_each_answered_on_their_own(
-    chat_pane: Pane, llama_server: LlamaServer, tmp_path: Path
+    pane: Pane, llama_server: LlamaServer, tmp_path: Path
 ) -> None:
     workspace = Path(shutil.copytree(BAKERY, tmp_path / "bakery"))
     before = snapshot(workspace)
-    chat_pane.type(f"export LLAMA_API_KEY={shlex.quote(llama_server.api_key)}")
+    pane.type(f"export LLAMA_API_KEY={shlex.quote(llama_server.api_key)}")
     command = [
         sys.executable,
         "-m",
@@ -88,39 +65,39 @@ def test_five_requests_in_a_row_are_each_answered_on_their_own(
         "--workspace",
         str(workspace),
     ]
-    chat_pane.type(shlex.join(command))
-    screen = chat_pane.wait_prompt(0)
+    pane.type(shlex.join(command))
+    screen = pane.wait_prompt(0)
     replies: list[str] = []
 
-    screen, calls, reply = exchange(chat_pane, screen, "hi!")
+    screen, calls, reply = exchange(pane, screen, "hi!")
     assert calls == [], "a greeting asks nothing of the workspace"
     assert reply.startswith("Hello!"), f"a greeting is answered as a greeting: {reply!r}"
     replies.append(reply)
 
-    screen, calls, reply = exchange(chat_pane, screen, "who works on Friday?")
+    screen, calls, reply = exchange(pane, screen, "who works on Friday?")
     assert calls == [("read_file", 'path="staff/rota.txt"')], "the file that holds the words asked about"
     assert reply == "Friday: Lena"
     replies.append(reply)
 
-    screen, calls, reply = exchange(chat_pane, screen, "show me the menu")
+    screen, calls, reply = exchange(pane, screen, "show me the menu")
     assert calls == [("read_file", 'path="menu.txt"')], "a file found from a word of its name"
     assert reply == (workspace / "menu.txt").read_text().strip(), "the whole menu, not one line of it"
     replies.append(reply)
 
-    screen, calls, reply = exchange(chat_pane, screen, "which bread recipes are there")
+    screen, calls, reply = exchange(pane, screen, "which bread recipes are there")
     assert calls == [("list_dir", 'path="recipes/bread"')]
     assert "rye.md" in reply and "sourdough.md" in reply
     replies.append(reply)
 
-    screen, calls, reply = exchange(chat_pane, screen, "thanks a lot!")
+    screen, calls, reply = exchange(pane, screen, "thanks a lot!")
     assert calls == []
     assert reply.startswith("You're welcome!"), reply
     replies.append(reply)
 
     assert len(set(replies)) == len(replies), f"a reply repeated an earlier one: {replies}"
     mark = len(screen)
-    chat_pane.keys("C-d")
-    chat_pane.wait_for(r"come back with", after=mark)
-    assert "Traceback" not in chat_pane.screen()
+    pane.keys("C-d")
+    pane.wait_for(r"come back with", after=mark)
+    assert "Traceback" not in pane.screen()
     assert snapshot(workspace) == before, "the workspace is unchanged"
-    print(chat_pane.screen())  # the transcript, for a reader of ``pytest -rP``
+    print(pane.screen())  # the transcript, for a reader of ``pytest -rP``
