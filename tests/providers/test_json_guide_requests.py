@@ -99,6 +99,7 @@ def test_here_is_the_root_and_a_folder_question_lists_the_folder(
         ("who are you?", "Hello! I am tiny-agent."),
         ("thanks a lot!", "You're welcome!"),
         ("great, thanks!", "You're welcome! Happy to help."),
+        ("thank you, that was helpful", "You're welcome!"),
         ("cheers, that's all", "Goodbye!"),
         ("bye", "Goodbye! See you."),
         ("tell me a joke about tomatoes", "Why did the tomato blush? It saw the salad dressing."),
@@ -117,7 +118,15 @@ def test_a_request_that_asks_nothing_of_the_workspace_gets_a_short_free_reply(
     assert not re.fullmatch(answer["pattern"], reply + " and" * 30), "a short one"
 
 
-@pytest.mark.parametrize("text", ["hi, what's in watering.txt?", "thanks! and who wrote the LICENSE?"])
+QUESTIONS_WITH_A_GREETING = [
+    "hi, what's in watering.txt?",
+    "thanks! and who wrote the LICENSE?",
+    "ok, list the files",
+    "hey, show me it",
+]
+
+
+@pytest.mark.parametrize("text", QUESTIONS_WITH_A_GREETING)
 def test_a_greeting_with_a_question_is_a_question(garden: Toolbox, text: str) -> None:
     assert not read_request(text).chat
     assert allowed(garden, Message.user(text)).tools

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from tiny_agent.providers.words import terms, tokens
+from tiny_agent.providers.words import STOP, terms, tokens
 
 __all__ = ["Request", "read_request", "subject"]
 
@@ -62,9 +62,16 @@ _FILLER = frozenset(
         "mate",
         "friend",
         "bot",
+        "helpful",
+        "useful",
+        "kind",
+        "good",
+        "really",
     ]
 )
-"""Words that may stand around a greeting or thanks ("thanks a lot", "that's all for today")."""
+"""Words that may stand around a greeting or thanks ("thanks a lot", "that was helpful"); after a
+greeting or thanks, the words that name no subject (``words.STOP``) may too, unless they ask to see
+or list something ("ok, list the files")."""
 _CREATIVE = re.compile(
     r"\b(?:joke|jokes|pun|puns|riddle|riddles|poem|poems|story|stories|limerick|haiku|song|fun\s+fact"
     r"|something\s+(?:funny|fun|interesting))\b",
@@ -134,6 +141,8 @@ def subject(text: str) -> Counter[str]:
 def read_request(text: str) -> Request:
     rest = _SOCIAL.sub(" ", text)
     left = [w for w in tokens(rest) if w not in _FILLER]
+    if rest != text and not (_WHOLE.search(rest) or _LISTING.search(rest) or _ROOT.search(rest)):
+        left = [w for w in left if w not in STOP]  # "thank you, that was helpful"
     chat = not left or bool(_CREATIVE.search(text))
     return Request(
         text=text,
