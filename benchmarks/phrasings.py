@@ -241,7 +241,10 @@ def main() -> None:
     model = Path(args.model) if args.model else find_default_model()
     started = time.monotonic()
     command = "PYTHONPATH=src .venv/bin/python benchmarks/phrasings.py"
-    command += f" --tasks {args.tasks} --chats {args.chats} --seeds {args.seeds}"
+    for flag, path in (("--tasks", args.tasks), ("--chats", args.chats)):
+        if path.resolve() != (DEV / path.name).resolve():
+            command += f" {flag} {path}"
+    command += f" --seeds {args.seeds}"
     if args.workspace_root:
         command += f" --workspace-root {args.workspace_root}"
     if args.label:
