@@ -43,18 +43,32 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "tool_choice.json"
 LEVER_RESULTS = ROOT / "benchmarks" / "results" / "tool_choice_levers.json"
 _NO_GUIDE = {"follow_request": False, "required_only": False, "look_first": False, "no_repeat": False}
+_OLD = {"match_words": False, "own_request": False, "phrasing": False}
+"""Issue 20's levers, off on the rungs measured before them."""
 LADDER: list[tuple[str, dict[str, Any]]] = [
     ("free strings (no workspace grammar)", {"grammar": False, "guided": False}),
     ("workspace grammar (files, folders, path required)", {"guided": False}),
-    ("+ paths the request names", {"guide": {**_NO_GUIDE, "follow_request": True, "quote": False, "max_calls": None}}),
+    (
+        "+ paths the request names",
+        {"guide": {**_NO_GUIDE, **_OLD, "follow_request": True, "quote": False, "max_calls": None}},
+    ),
     (
         "+ required arguments only",
-        {"guide": {**_NO_GUIDE, "follow_request": True, "required_only": True, "quote": False, "max_calls": None}},
+        {
+            "guide": {
+                **_NO_GUIDE,
+                **_OLD,
+                **{"follow_request": True, "required_only": True, "quote": False, "max_calls": None},
+            }
+        },
     ),
-    ("+ look before answering", {"guide": {"no_repeat": False, "quote": False, "max_calls": None}}),
-    ("+ no repeated read", {"guide": {"quote": False, "max_calls": None}}),
-    ("+ at most two looks", {"guide": {"quote": False}}),
-    ("+ answers quoted from tool results (the default)", {}),
+    ("+ look before answering", {"guide": {**_OLD, "no_repeat": False, "quote": False, "max_calls": None}}),
+    ("+ no repeated read", {"guide": {**_OLD, "quote": False, "max_calls": None}}),
+    ("+ at most two looks", {"guide": {**_OLD, "quote": False}}),
+    ("+ answers quoted from tool results", {"guide": _OLD}),
+    ("+ words that name a file or are in it", {"guide": {"own_request": False, "phrasing": False}}),
+    ("+ each request answered from what it gathered", {"guide": {"phrasing": False}}),
+    ("+ the request's phrasing: small talk, a whole file, a folder (the default)", {}),
 ]
 """Each rung: LocalProvider settings (``guided``, ``guide_options``) and whether the workspace grammar is sent."""
 MAX_STEPS = 4
@@ -124,11 +138,11 @@ def same_path(got: object, want: str | None) -> bool:
     return norm == want
 
 
-def prepare(task: Task, work: Path) -> tuple[Workspace, Toolbox, Context]:
+def prepare(task: Task, work: Path, *, grammar: bool = True) -> tuple[Workspace, Toolbox, Context]:
     """A fresh copy of the task's workspace, its tools, and a context holding what came before."""
     shutil.copytree(ROOT / "examples" / task.workspace, work, dirs_exist_ok=True)
     workspace = Workspace(work)
-    toolbox = Toolbox(workspace.tools())
+    toolbox = Toolbox(workspace.tools(grammar=grammar))  # without: no path grammar, no file words
     ctx = Context(DEFAULT_SYSTEM, toolbox.specs)
     if task.read_first:
         ctx.add_user(f"Read {task.read_first}.")
@@ -138,13 +152,13 @@ def prepare(task: Task, work: Path) -> tuple[Workspace, Toolbox, Context]:
     return workspace, toolbox, ctx
 
 
-def single_step(provider: LocalProvider, task: Task, work: Path) -> dict[str, Any]:
+def single_step(provider: LocalProvider, task: Task, work: Path, *, grammar: bool = True) -> dict[str, Any]:
     """One turn, rendered as the agent loop renders it."""
-    _, toolbox, ctx = prepare(task, work)
+    _, toolbox, ctx = prepare(task, work, grammar=grammar)
     ctx.add_user(task.request)
     try:
-        grammar = toolbox.grammar() if provider.wants_tool_grammar else None
-        response = ctx.complete(provider, tool_grammar=grammar)
+        # As the agent loop sends them (main's benchmark asked a ``wants_tool_grammar`` that was gone).
+        response = ctx.complete(provider, tool_grammar=toolbox.grammar(), path_terms=toolbox.path_terms())
     except ProviderError as exc:  # a timeout, say: a wrong reply, not the end of the benchmark
         return {"got": {"error": str(exc)}, "right_tool": False, "right_tool_and_path": False}
     calls = response.message.tool_uses
@@ -160,8 +174,8 @@ def single_step(provider: LocalProvider, task: Task, work: Path) -> dict[str, An
     return {"got": got, "right_tool": right_tool, "right_tool_and_path": right_path}
 
 
-def end_to_end(provider: LocalProvider, task: Task, work: Path) -> dict[str, Any]:
-    workspace, toolbox, ctx = prepare(task, work)
+def end_to_end(provider: LocalProvider, task: Task, work: Path, *, grammar: bool = True) -> dict[str, Any]:
+    workspace, toolbox, ctx = prepare(task, work, grammar=grammar)
     agent = Agent(provider, toolbox, config=AgentConfig(max_steps=MAX_STEPS), context=ctx)
     result = agent.run(task.request)
     calls = [_call(e) for e in result.events if isinstance(e, ToolEvent)]
@@ -203,12 +217,12 @@ def run(args: argparse.Namespace, server: LlamaServer, rung: dict[str, Any] | No
                     guide_options=rung.get("guide"),
                     **({"max_tokens": args.max_tokens} if args.max_tokens else {}),
                 )
-                if not rung.get("grammar", True):
-                    provider.wants_tool_grammar = False
+                grammar = rung.get("grammar", True)
                 row: dict[str, Any] = {"task": asdict(task), "seed": seed}
-                row["single"] = single_step(provider, task, Path(tmp) / f"s{index}-{seed}")
+                row["single"] = single_step(provider, task, Path(tmp) / f"s{index}-{seed}", grammar=grammar)
                 if not args.single_only:
-                    row["end_to_end"] = end_to_end(provider, task, Path(tmp) / f"e{index}-{seed}")
+                    work = Path(tmp) / f"e{index}-{seed}"
+                    row["end_to_end"] = end_to_end(provider, task, work, grammar=grammar)
                 rows.append(row)
                 print(_progress(row), file=sys.stderr, flush=True)
     return {"summary": summarise(rows, args, server.model, time.monotonic() - started), "rows": rows}

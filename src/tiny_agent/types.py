@@ -260,6 +260,10 @@ class Prompt:
     one; not part of the prompt's text."""
     omit: frozenset[str] = frozenset()
     """Request fields the model refused earlier in the session (a 400 named them): not sent again."""
+    path_terms: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """What each file on offer holds: its words' stems, counted (``providers.words.terms`` of its
+    head), so a guide can offer the file a request's words are in. Like ``tool_grammar``, decoding
+    only: never rendered."""
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.integration.terminal import Pane
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.llama_server import LlamaServer, find_binary, find_default_model
 
@@ -63,3 +66,24 @@ def pid_gone(pid: int) -> bool:
         return True
     state = stat.rsplit(")", 1)[1].split()[0]
     return state in ("Z", "X")
+
+
+@pytest.fixture
+def pane(tmp_path: Path, private_dirs: Path) -> Iterator[Pane]:
+    """A tmux session running a shell with a private store and data folders (tmux is required)."""
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is needed for the terminal test (scripts/setup installs it)")
+    env = {
+        "TINY_AGENT_STORE": str(tmp_path / "sessions.db"),
+        "XDG_DATA_HOME": str(private_dirs / "xdg_data_home"),
+        "XDG_STATE_HOME": str(private_dirs / "xdg_state_home"),
+        "PATH": os.environ["PATH"],
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "TERM": "xterm-256color",
+        "HOME": str(tmp_path),
+    }
+    running = Pane(f"tiny-agent-test-{os.getpid()}-{tmp_path.name}", env)
+    try:
+        yield running
+    finally:
+        running.close()

@@ -12,14 +12,10 @@ once the first words are on the screen, whatever the machine's speed.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import shutil
-import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,66 +23,12 @@ import pytest
 
 from tests.faults import server as faults
 from tests.faults.server import FaultServer
+from tests.integration.terminal import Pane
 from tiny_agent.providers.llama_server import LlamaServer
 
 pytestmark = pytest.mark.integration
 
 TURN_LINE = re.compile(r"\[turn \d+ · in=([\d,]+) \(cache_read=([\d,?]+)")
-
-
-class Pane:
-    """One tmux session running a shell: type into it, read what it shows."""
-
-    def __init__(self, name: str, env: dict[str, str]) -> None:
-        self.name = name
-        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        subprocess.run(
-            [
-                "tmux",
-                "new-session",
-                "-d",
-                "-s",
-                name,
-                "-x",
-                "200",
-                "-y",
-                "80",
-                f"env {exports} bash --norc --noprofile",
-            ],
-            check=True,
-        )
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
-
-    def type(self, text: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
-        self.keys("Enter")
-
-    def screen(self) -> str:
-        out = subprocess.run(
-            ["tmux", "capture-pane", "-p", "-J", "-S", "-2000", "-t", self.name], capture_output=True, text=True
-        )
-        # The pane's empty bottom rows come out as blank lines; without them, offsets into the screen
-        # stay put as output is added, so "after this mark" means "printed after this point".
-        return out.stdout.rstrip()
-
-    def wait_for(self, pattern: str, seconds: float = 300.0, after: int = 0) -> str:
-        """Wait until ``pattern`` shows at or after character ``after`` of the screen; returns the screen."""
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if re.search(pattern, screen[after:]):
-                return screen
-            time.sleep(0.3)
-        raise AssertionError(f"{pattern!r} never showed; the screen:\n{self.screen()[after:]}")
-
-    def wait_prompt(self, after: int, seconds: float = 600.0) -> str:
-        """Wait until the chat prompt is back (a line that is exactly "> ")."""
-        return self.wait_for(r"(?m)^> ?$", seconds, after)  # tmux trims the trailing space
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
 
 
 @pytest.fixture
@@ -96,26 +38,6 @@ def slow_server() -> Iterator[FaultServer]:
         yield running
     finally:
         running.close()  # also ends a stream a failed test left going
-
-
-@pytest.fixture
-def pane(tmp_path: Path, private_dirs: Path) -> Iterator[Pane]:
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux is needed for the terminal test (scripts/setup installs it)")
-    env = {
-        "TINY_AGENT_STORE": str(tmp_path / "sessions.db"),
-        "XDG_DATA_HOME": str(private_dirs / "xdg_data_home"),
-        "XDG_STATE_HOME": str(private_dirs / "xdg_state_home"),
-        "PATH": os.environ["PATH"],
-        "PYTHONPATH": os.pathsep.join(sys.path),
-        "TERM": "xterm-256color",
-        "HOME": str(tmp_path),
-    }
-    running = Pane(f"tiny-agent-test-{os.getpid()}-{int(time.time())}", env)
-    try:
-        yield running
-    finally:
-        running.close()
 
 
 def test_chat_in_a_real_terminal(

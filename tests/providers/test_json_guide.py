@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,11 +59,10 @@ def test_the_paths_a_request_names_are_the_paths_on_offer() -> None:
 
 def test_a_named_new_file_may_be_created_but_a_named_existing_one_is_not_overwritten() -> None:
     allowed = guide(prompt(Message.user("Write a file ideas.txt that says: try rye bread")))
-    assert offered(allowed)["write_file"] == ["ideas.txt"]
+    assert offered(allowed) == {"write_file": ["ideas.txt"]}, "nothing to read first: the words to write are given"
     assert admits(allowed, {"tool": "write_file", "arguments": {"path": "ideas.txt", "content": "try rye bread"}})
+    assert not admits(allowed, {"tool": "write_file", "arguments": {"path": "ideas.txt", "content": "rye is bad"}})
     assert not admits(allowed, {"tool": "write_file", "arguments": {"path": "menu.txt", "content": "x"}})
-    # A new name alone does not stop the model looking: "Node.js" may be no file at all.
-    assert offered(allowed)["read_file"] == TOOLBOX.grammar()["read_file"]["properties"]["path"]["enum"]
 
     allowed = guide(prompt(Message.user("Check staff/rota.txt.")))
     assert offered(allowed) == {"read_file": ["staff/rota.txt"]}
@@ -73,12 +73,21 @@ def test_the_workspace_is_the_root_folder() -> None:
 
 
 def test_a_request_that_names_no_path_leaves_every_path_on_offer() -> None:
-    allowed = guide(prompt(Message.user("Which files are here?")))
+    allowed = guide(prompt(Message.user("Anything new?")))  # no word names a path or is in a file
     assert offered(allowed)["read_file"] == TOOLBOX.grammar()["read_file"]["properties"]["path"]["enum"]
     assert {t.name for t in allowed.tools} == {"read_file", "list_dir"}, "a question is offered no write"
-    allowed = guide(prompt(Message.user("Create a new file with the opening hours.")))
-    assert offered(allowed)["write_file"] is None  # any path: the workspace checks it when the tool runs
-    assert {t.name for t in allowed.tools} == {"read_file", "write_file", "list_dir"}
+    assert offered(guide(prompt(Message.user("Which files are here?")))) == {"list_dir": ["."]}
+
+
+def test_a_write_of_what_a_file_says_reads_it_first() -> None:
+    request = Message.user("Create a new file with the opening hours.")
+    first = guide(prompt(request))
+    assert offered(first) == {"read_file": ["hours.md"]}
+    hours = "# Opening hours\nTuesday to Sunday, 7am to 2pm."
+    then = guide(prompt(request, *read("hours.md", hours)))
+    assert offered(then) == {"write_file": None}  # any new path: the workspace checks it when the tool runs
+    assert admits(then, {"tool": "write_file", "arguments": {"path": "hours-copy.md", "content": hours}})
+    assert not admits(then, {"tool": "write_file", "arguments": {"path": "hours-copy.md", "content": "9 to 5"}})
 
 
 def test_only_required_arguments_are_offered() -> None:
@@ -111,11 +120,12 @@ def test_a_read_that_succeeded_is_not_offered_again_so_the_model_answers() -> No
 
 def test_answers_quote_what_the_tools_returned() -> None:
     request = Message.user("Price of a croissant? See menu.txt")
-    allowed = guide(prompt(request, *read("menu.txt", "Menu\nCroissant: 2 euros")))
+    allowed = guide(prompt(request, *read("menu.txt", "Menu\nSourdough loaf: 6 euros\nCroissant: 2 euros")))
     assert allowed.answer is not None
-    assert allowed.answer["enum"] == ["Menu\nCroissant: 2 euros", "Menu", "Croissant: 2 euros"]
-    assert admits(allowed, {"answer": "Croissant: 2 euros"})
+    assert allowed.answer["enum"] == ["Croissant: 2 euros"], "the line that holds the words asked about"
     assert not admits(allowed, {"answer": "A croissant is 30 grams"})
+    asked = guide(prompt(Message.user("What does menu.txt say?"), *read("menu.txt", "Menu\nCroissant: 2 euros")))
+    assert asked.answer is not None and asked.answer["enum"] == ["Menu\nCroissant: 2 euros"], "the whole of it"
 
 
 def test_after_two_looks_the_model_answers() -> None:
@@ -127,8 +137,12 @@ def test_after_two_looks_the_model_answers() -> None:
 
 
 def test_the_guide_changes_the_decoding_only() -> None:
+    """The grammar, the files' words and the request's reading narrow the reply; the messages, so the
+    prompt's bytes and its cached prefix, are the same with and without them."""
     local = LocalProvider(base_url="http://127.0.0.1:9", api_key="k")
-    p = prompt(Message.user("Read menu.txt"), *read("menu.txt", "Croissant: 2 euros"))
+    p = prompt(Message.user("Who works on Friday?"), *read("staff/rota.txt", "Friday: Lena"))
+    p = dataclasses.replace(p, path_terms=TOOLBOX.path_terms())
+    assert p.path_terms and guide(p).answer == {"type": "string", "enum": ["Friday: Lena"]}
     bare = Prompt(p.system, p.tools, p.messages)
     with_grammar, without = local.render(p), local.render(bare)
     assert with_grammar["response_format"] != without["response_format"]

@@ -19,7 +19,7 @@ from benchmarks.tool_choice import ROOT, TASKS, prepare
 from tiny_agent.agent.tools import Toolbox
 from tiny_agent.agent.workspace import Workspace
 from tiny_agent.providers.json_guide import asks_for_a_write, guide
-from tiny_agent.types import Message, Prompt
+from tiny_agent.types import Message, Prompt, ToolUseBlock
 
 QUESTIONS = [
     "Which license is this project under?",
@@ -35,7 +35,6 @@ QUESTIONS = [
     "Is there anything to create in recipes?",
     "Add up the prices in shopping.txt.",
     "Read shopping.txt and make sure nothing is missing.",
-    "Write a long story about a lighthouse keeper, at least three paragraphs.",
     "Summarise LICENSE in one line.",
     "Which recipe makes the most bread?",
     "What did I add to todo.md yesterday?",
@@ -73,7 +72,10 @@ def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> Workspace:
 
 def offered(workspace: Workspace, text: str) -> dict[str, Any]:
     toolbox = Toolbox(workspace.tools())
-    allowed = guide(Prompt(("s",), toolbox.specs, (Message.user(text),), tool_grammar=toolbox.grammar()))
+    request = (Message.user(text),)
+    allowed = guide(
+        Prompt(("s",), toolbox.specs, request, tool_grammar=toolbox.grammar(), path_terms=toolbox.path_terms())
+    )
     return {name: schema["properties"].get("path", {}).get("enum") for name, schema in allowed.grammar.items()}
 
 
@@ -85,10 +87,36 @@ def test_a_question_is_never_offered_a_write(workspace: Workspace, text: str) ->
     assert tools, "it can still look"
 
 
+STORIES = [
+    "Write a long story about a lighthouse keeper, at least three paragraphs.",
+    "tell me a joke about bread",
+    "Make up a poem about the sea",
+]
+
+
+@pytest.mark.parametrize("text", STORIES)
+def test_a_story_to_tell_is_a_short_free_reply_and_no_write(workspace: Workspace, text: str) -> None:
+    assert not asks_for_a_write(text)
+    assert offered(workspace, text) == {}
+
+
 @pytest.mark.parametrize(("text", "paths"), WRITES.items())
 def test_a_request_for_a_file_is_offered_the_write(workspace: Workspace, text: str, paths: list[str] | None) -> None:
+    """Offered at once, or once the file the request names to read was read."""
     assert asks_for_a_write(text)
-    assert offered(workspace, text)["write_file"] == paths
+    toolbox = Toolbox(workspace.tools())
+    messages: tuple[Message, ...] = (Message.user(text),)
+    for step in range(2):
+        allowed = guide(
+            Prompt(("s",), toolbox.specs, messages, tool_grammar=toolbox.grammar(), path_terms=toolbox.path_terms())
+        )
+        if "write_file" in allowed.grammar:
+            break
+        assert step == 0 and list(allowed.grammar) == ["read_file"], "a write waits only for a read"
+        path = allowed.grammar["read_file"]["properties"]["path"]["enum"][0]
+        call = ToolUseBlock("c1", "read_file", {"path": path})
+        messages = (*messages, Message("assistant", (call,)), Message("user", (toolbox.run(call),)))
+    assert allowed.grammar["write_file"]["properties"]["path"].get("enum") == paths
 
 
 def test_the_benchmark_tasks_get_write_file_exactly_when_they_ask_for_a_write(tmp_path: Path) -> None:

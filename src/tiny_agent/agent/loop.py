@@ -178,9 +178,14 @@ class Agent:
     def _complete(self) -> ModelResponse:
         profile = self.provider.profile
         grammar = self.toolbox.grammar() if profile.tool_grammar else None
+        terms = self.toolbox.path_terms() if profile.tool_grammar else None
         try:
             return self.context.complete(
-                self.provider, tool_grammar=grammar, stream=self.config.stream, on_event=self._provider_event
+                self.provider,
+                tool_grammar=grammar,
+                stream=self.config.stream,
+                on_event=self._provider_event,
+                path_terms=terms,
             )
         except ProviderError as exc:
             raise ModelCallFailed(error=exc) from exc

@@ -45,6 +45,9 @@ class Tool:
     The tool still validates against ``input_schema``."""
     source: str = ""
     """Where the call goes when that is not this process: an MCP server's name (the per-turn line shows it)."""
+    terms: Callable[[], Mapping[str, Mapping[str, int]]] | None = None
+    """What each path this tool offers holds, as counted word stems (``Prompt.path_terms``), so a
+    guide can offer the file a request's words are in; None: the tool offers no files."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -102,6 +105,19 @@ class Toolbox:
         """Where a call of ``name`` goes ("" for a tool of this process, or one that does not exist)."""
         tool = self._tools.get(name)
         return tool.source if tool is not None else ""
+
+    def path_terms(self) -> dict[str, Mapping[str, int]]:
+        """What each offered file holds (``Tool.terms``), merged over the tools; one that raises is
+        left out (and logged), like a grammar."""
+        out: dict[str, Mapping[str, int]] = {}
+        for tool in self._tools.values():
+            if tool.terms is None:
+                continue
+            try:
+                out.update(tool.terms())
+            except Exception:
+                logger.warning("the file words of %s failed; the guide goes by names", tool.name, exc_info=True)
+        return out
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools

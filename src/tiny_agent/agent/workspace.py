@@ -13,10 +13,11 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tiny_agent.agent.file_terms import FileTerms
 from tiny_agent.agent.files import read_text, with_note, write_atomic
 from tiny_agent.agent.grammar import Limits, readable_files, schema, walk
 from tiny_agent.agent.guards import Guards, protected_message, secret_message
@@ -74,6 +75,7 @@ class Workspace:
         self.guards = Guards(
             resolved, protect=self.protect, default_protect=default_protect, allow_read=self.allow_read
         )
+        self._terms = FileTerms(resolved)
 
     def __repr__(self) -> str:
         return (
@@ -223,6 +225,7 @@ class Workspace:
                     a["path"], start_line=int(a.get("start_line", 1)), max_lines=_optional_int(a.get("max_lines"))
                 ),
                 (lambda: self.grammar("read_file")) if grammar else None,
+                terms=self.file_terms if grammar else None,
             ),
             Tool(
                 "write_file",
@@ -247,6 +250,12 @@ class Workspace:
         when the workspace is larger than ``limits`` (see ``agent.grammar``)."""
         tree = walk(self.root, limits or self.grammar_limits)
         return None if tree is None else (readable_files(self.root, tree, self.guards), list(tree.folders))
+
+    def file_terms(self) -> dict[str, Mapping[str, int]]:
+        """What each file read_file offers holds, as counted word stems (see ``agent.file_terms``);
+        empty past ``grammar_limits``."""
+        paths = self.paths()
+        return {} if paths is None else self._terms.of(paths[0])
 
     def grammar(self, tool: str) -> dict[str, Any] | None:
         """This turn's narrowed input schema for ``tool`` (see ``agent.grammar``), or None: a workspace

@@ -102,6 +102,7 @@ class Context(Conversation):
         max_tokens: int | None = None,
         tool_grammar: Mapping[str, Mapping[str, Any]] | None = None,
         compaction: Compaction | None = None,
+        path_terms: Mapping[str, Mapping[str, int]] | None = None,
     ) -> Prompt:
         """What the model would see now (with ``compaction``: what it would see after that one)."""
         state = self.state
@@ -111,7 +112,14 @@ class Context(Conversation):
             messages = tuple(window(state.messages, compaction, state.stubs))
         system = system_blocks(state.system, state.pins)
         return Prompt(
-            system, self.tools, messages, plan_cache(messages), tool_choice, max_tokens, tool_grammar=tool_grammar or {}
+            system,
+            self.tools,
+            messages,
+            plan_cache(messages),
+            tool_choice,
+            max_tokens,
+            tool_grammar=tool_grammar or {},
+            path_terms=path_terms or {},
         )
 
     def render(self, provider: Provider, prompt: Prompt | None = None) -> dict[str, Any]:
@@ -149,9 +157,12 @@ class Context(Conversation):
         tool_grammar: Mapping[str, Mapping[str, Any]] | None = None,
         stream: bool = False,
         on_event: OnProviderEvent | None = None,
+        path_terms: Mapping[str, Mapping[str, int]] | None = None,
     ) -> ModelResponse:
-        """Render, check, send; the response joins the log and its usage the ledger."""
-        return self.call(provider, self.prompt(tool_grammar=tool_grammar), "turn", stream=stream, on_event=on_event)
+        """Render, check, send; the response joins the log and its usage the ledger. ``tool_grammar``
+        and ``path_terms`` narrow the decoding only (see ``Prompt``)."""
+        prompt = self.prompt(tool_grammar=tool_grammar, path_terms=path_terms)
+        return self.call(provider, prompt, "turn", stream=stream, on_event=on_event)
 
     def call(
         self,

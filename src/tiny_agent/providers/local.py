@@ -24,7 +24,7 @@ import httpx2
 from tiny_agent.errors import LocalServerError
 from tiny_agent.providers.base import LOCAL_MAX_TOKENS, Provider, Wire, render
 from tiny_agent.providers.http_errors import check_base_url, display_url
-from tiny_agent.providers.json_guide import guide
+from tiny_agent.providers.json_guide import MAX_QUOTE, guide
 from tiny_agent.providers.json_tools import SCHEMA_NAME, response_format
 from tiny_agent.providers.llama_server import (
     DEFAULT_CTX_SIZE,
@@ -58,6 +58,12 @@ LOCAL_TIMEOUT = 600.0
 """Seconds to wait for the local server's reply (or its next piece). A reply that is not streamed
 arrives whole, and on two busy cores a long summary takes minutes: the remote providers' 60 s cut
 such calls off, and each retry did the same work again."""
+
+
+ANSWER_OVERHEAD = 16
+"""Tokens of the JSON around an answer (``{"answer": "...``) and its end."""
+QUOTE_CHARS_FLOOR = 40
+"""A quote is never bounded below this, however small ``max_tokens`` is."""
 
 
 class LocalProvider:
@@ -237,7 +243,7 @@ class LocalProvider:
         body = self.inner.assemble(prompt, messages)
         if self.guided and body.get("response_format", {}).get("json_schema", {}).get("name") == SCHEMA_NAME:
             # Decoding only: the messages, and so the cached prefix, stay as the adapter rendered them.
-            allowed = guide(prompt, **self.guide_options)
+            allowed = guide(prompt, **{"max_quote": self._quote_chars, **self.guide_options})
             body["response_format"] = response_format(allowed.tools, allowed.grammar, answer=allowed.answer)
         if self.sampling:
             # The SDKs take only the fields of their own API as keywords; llama.cpp reads the rest
@@ -248,6 +254,12 @@ class LocalProvider:
             if extra:
                 body["extra_body"] = {**body.get("extra_body", {}), **extra}
         return body
+
+    @property
+    def _quote_chars(self) -> int:
+        """The longest quote the reply can hold: a JSON answer within ``max_tokens`` (two characters a
+        token is the worst case of short words and escaped newlines)."""
+        return max(QUOTE_CHARS_FLOOR, min(MAX_QUOTE, (self._max_tokens - ANSWER_OVERHEAD) * 2))
 
     def render(self, prompt: Prompt) -> dict[str, Any]:
         return render(self, prompt)
