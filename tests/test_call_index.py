@@ -124,6 +124,7 @@ def test_the_migration_backfills_what_the_appends_wrote(tmp_path: Path) -> None:
     db.execute("DROP TABLE calls")
     db.execute("DROP TABLE events")
     db.execute("ALTER TABLE sessions DROP COLUMN provider")
+    db.execute("ALTER TABLE sessions DROP COLUMN host")  # m004's
     db.execute("PRAGMA user_version = 2")
     db.commit()
     db.close()

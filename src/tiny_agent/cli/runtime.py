@@ -18,7 +18,7 @@ from tiny_agent.agent.settings import RUN_SETTINGS, RunSettings
 from tiny_agent.cli.options import CONFIG_FLAGS, PROVIDER_FLAGS, given
 from tiny_agent.cli.printer import Printer
 from tiny_agent.errors import ConfigError
-from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.store.location import open_store
 
 __all__ = ["Runtime", "open_runtime"]
 
@@ -30,7 +30,7 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
     """Open the store and the run the flags describe; print what the user should know first."""
     if opts["no_session"] and (opts["resume"] is not None or opts["continue_"]):
         raise ConfigError("--no-session cannot be combined with --resume or --continue")
-    store = None if opts["no_session"] else SQLiteStore(opts["store"])
+    store = None if opts["no_session"] else open_store(opts["store"])
     try:
         run = Run.open(
             store,

@@ -21,7 +21,7 @@ from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.observe.report import format_figures
 from tiny_agent.observe.stats import stats
 from tiny_agent.store.base import UNREADABLE, CallQuery, SessionInfo
-from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.store.location import open_store
 from tiny_agent.types import Entry
 
 __all__ = ["sessions_group"]
@@ -52,7 +52,7 @@ def _row(info: SessionInfo) -> str:
 def list_command(workspace: str | None, limit: int, store: str | None, as_json: bool) -> int:
     """The newest sessions first."""
     folder = str(Path(workspace).resolve()) if workspace else None
-    with SQLiteStore(store) as opened:
+    with open_store(store) as opened:
         found = opened.sessions(workspace=folder, limit=limit)
     if as_json:
         click.echo(json.dumps([i.to_dict() for i in found], ensure_ascii=False))
@@ -70,7 +70,7 @@ def list_command(workspace: str | None, limit: int, store: str | None, as_json: 
 @json_option
 def show_command(session_id: str, store: str | None, as_json: bool) -> int:
     """The turns of a session with their per-call lines, layer changes and compactions, then its figures."""
-    with SQLiteStore(store) as opened:
+    with open_store(store) as opened:
         info = opened.get(session_id)
         entries = opened.entries(info.id, lenient=True)
         calls = opened.calls(CallQuery(sessions=(info.id,))) if as_json else []
@@ -136,7 +136,7 @@ def _json_row(entry: Entry, unreadable: str | None) -> dict[str, Any]:
 @store_option
 def export_command(session_id: str, fmt: str, output: str | None, store: str | None) -> int:
     """The whole session: JSON lines of entries, or one request body of either wire format."""
-    with SQLiteStore(store) as opened:
+    with open_store(store) as opened:
         info = opened.get(session_id)
         entries = opened.entries(info.id)
     unreadable = _unreadable(entries)  # every entry readable, before a line is written
@@ -157,7 +157,7 @@ def export_command(session_id: str, fmt: str, output: str | None, store: str | N
 @json_option
 def fork_command(session_id: str, at: int | None, store: str | None, as_json: bool) -> int:
     """A new session that shares this one's entries (up to --at), to go another way from there."""
-    with SQLiteStore(store) as opened:
+    with open_store(store) as opened:
         info = Session.fork(opened, session_id, at)
     note = None
     if at is not None and info.fork_seq is not None and info.fork_seq < at:
@@ -185,7 +185,7 @@ def fork_command(session_id: str, at: int | None, store: str | None, as_json: bo
 @json_option
 def rm_command(session_id: str, yes: bool, force: bool, store: str | None, as_json: bool) -> int:
     """Remove a session for good (its forks keep their history)."""
-    with SQLiteStore(store) as opened:
+    with open_store(store) as opened:
         info = opened.get(session_id)
         if not yes:
             if not sys.stdin.isatty():
