@@ -14,7 +14,7 @@ from tiny_agent.context.replay_provider import ASSUMED_SUMMARY_TOKENS
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.cache_rules import TTLS
 from tiny_agent.providers.registry import PROVIDER_NAMES
-from tiny_agent.store.location import open_store
+from tiny_agent.store import open_store
 
 __all__ = ["replay_command"]
 

@@ -18,7 +18,7 @@ from tiny_agent.agent.settings import RUN_SETTINGS, RunSettings
 from tiny_agent.cli.options import CONFIG_FLAGS, PROVIDER_FLAGS, given
 from tiny_agent.cli.printer import Printer
 from tiny_agent.errors import ConfigError
-from tiny_agent.store.location import open_store
+from tiny_agent.store import open_store
 
 __all__ = ["Runtime", "open_runtime"]
 

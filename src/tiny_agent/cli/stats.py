@@ -16,8 +16,9 @@ from tiny_agent.cli.output import write_bytes
 from tiny_agent.errors import ConfigError
 from tiny_agent.observe.report import format_stats
 from tiny_agent.observe.stats import BY, Stats, stats
+from tiny_agent.store import open_store
 from tiny_agent.store.base import GroupKey
-from tiny_agent.store.location import default_location, open_store
+from tiny_agent.store.location import default_location
 from tiny_agent.store.sql_store import SqlStore
 
 __all__ = ["stats_command"]

@@ -1,9 +1,7 @@
 """Which store a location names: a SQLite file path, or a ``postgresql://`` URL of a database that
 several hosts share. Any other URL is refused in one line before anything is created (a URL taken
-for a path would become a folder named after it, password and all).
-
-    with open_store("postgresql://agent@db.internal/agents") as store: ...
-    with open_store() as store: ...        # $TINY_AGENT_STORE, else sessions.db in the user data folder
+for a path would become a folder named after it, password and all). ``tiny_agent.store.open_store``
+opens what a location names.
 """
 
 from __future__ import annotations
@@ -17,9 +15,8 @@ import platformdirs
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.redaction import display_url
-from tiny_agent.store.sql_store import SqlStore
 
-__all__ = ["POSTGRES_SCHEMES", "STORE_ENV", "default_location", "is_postgres", "open_store", "shown_location"]
+__all__ = ["POSTGRES_SCHEMES", "STORE_ENV", "default_location", "is_postgres", "shown_location"]
 
 STORE_ENV = "TINY_AGENT_STORE"
 """Environment variable naming the store (a file path or a postgresql:// URL); ``--store`` overrides it."""
@@ -60,15 +57,3 @@ def shown_location(location: str) -> str:
         return display_url(location.strip())
     except ValueError:  # a port that is not a number
         return f"{found.group(1)}:"
-
-
-def open_store(location: str | Path | None = None) -> SqlStore:
-    """The store at ``location`` (default: ``default_location()``), opened and migrated."""
-    where = str(location) if location is not None else default_location()
-    if is_postgres(where):
-        from tiny_agent.store.postgres import PostgresStore  # psycopg is imported only for a URL
-
-        return PostgresStore(where)
-    from tiny_agent.store.sqlite import SQLiteStore
-
-    return SQLiteStore(Path(where))

@@ -27,12 +27,14 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from tiny_agent.errors import StoreError, StoreUnavailable
+from tiny_agent.redaction import redact, register_secret
 from tiny_agent.store.base import NewEntry
 from tiny_agent.store.dialect import POSTGRES, Cursor, Db
 from tiny_agent.store.location import shown_location
@@ -46,9 +48,8 @@ __all__ = ["PostgresStore"]
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 10
-"""How long a connection attempt waits for the server (unless the URL sets ``connect_timeout``)."""
-POOL_WAIT_S = 10.0
-"""How long a statement waits for a pooled connection (the server restarting, say) before it fails."""
+"""How long a connection attempt waits for the server, and a statement for a connection (the server
+restarting, say) before it fails; the URL's ``connect_timeout`` sets both."""
 STATEMENT_TIMEOUT = "30s"
 """Applied unless the URL, the role or the database sets one: a stuck lock fails instead of hanging."""
 LOCK_WAIT_S = 5.0
@@ -60,15 +61,22 @@ MIGRATION_LOCK = (0x74696E79, 1)
 class PostgresStore(SqlStore):
     """A ``Store`` in a PostgreSQL database, for teams: one history that every host appends to."""
 
-    def __init__(self, url: str, *, wait: float = POOL_WAIT_S) -> None:
+    def __init__(self, url: str) -> None:
         self.location = shown_location(url)
         self._dialect = POSTGRES
         self._url = url
-        self._wait = wait
         self._writer = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._held: set[str] = set()
         self._leases: dict[str, psycopg.Connection[Any]] = {}
-        given = conninfo_to_dict(url)
+        with contextlib.suppress(ValueError):
+            register_secret(urlsplit(url).password)  # hidden wherever tiny-agent prints or stores text
+        try:
+            given = conninfo_to_dict(url)
+            self._wait = float(given.get("connect_timeout") or CONNECT_TIMEOUT_S)
+        except (psycopg.ProgrammingError, ValueError) as exc:
+            raise StoreError(
+                f"session store {self.location}: not a PostgreSQL URL libpq can read ({redact(str(exc))})"
+            ) from None
         self._options: dict[str, Any] = {"autocommit": True}
         if "connect_timeout" not in given:
             self._options["connect_timeout"] = CONNECT_TIMEOUT_S
@@ -88,7 +96,7 @@ class PostgresStore(SqlStore):
             open=False,
             configure=_configure,
             check=ConnectionPool.check_connection,
-            timeout=wait,
+            timeout=self._wait,
             name="tiny-agent",
         )
         self._pool.open(wait=False)

@@ -170,9 +170,11 @@ class SqlStore(CallIndexReads):
     def append_entries(self, session_id: str, entries: Sequence[Entry]) -> int:
         if not entries:
             return 0
+        first, last = entries[0].seq, entries[-1].seq
+        if [e.seq for e in entries] != list(range(first, last + 1)):
+            raise StoreError(f"session {session_id[:12]}: the entries to write are not numbered one after another")
         with self._transaction("append") as db:
             info = self._info(db, session_id, lock=True)
-            first, last = entries[0].seq, entries[-1].seq
             there = db.execute(
                 "SELECT seq, id FROM entries WHERE session_id = ? AND seq >= ? AND seq <= ? ORDER BY seq",
                 (info.id, first, last),

@@ -42,7 +42,7 @@ class SQLiteStore(SqlStore):
         if is_postgres(where):
             raise ConfigError(
                 f"session store {shown_location(where)} is a PostgreSQL URL, not a SQLite file: "
-                "open it with tiny_agent.store.location.open_store"
+                "open it with tiny_agent.store.open_store"
             )
         self.path = Path(where).expanduser()
         self.location = str(self.path)
