@@ -189,7 +189,11 @@ def main(argv: list[str]) -> int:
         return 2
     folder = Path(argv[1])
     if argv[0] == "start":
-        cluster = Cluster(folder).start(fsync=False)
+        try:
+            cluster = Cluster(folder).start(fsync=False)
+        except RuntimeError as exc:
+            print(f"cannot start a PostgreSQL server for the tests: {exc}", file=sys.stderr)
+            return 1
         print(cluster.url())
         return 0
     Cluster(folder).stop()

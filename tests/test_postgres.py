@@ -308,6 +308,48 @@ def test_a_restart_in_the_middle_of_a_run_reconnects_and_says_so(
     assert "tool_result" in kinds and kinds[-1] == "stop"
 
 
+MOMENTS = {
+    "the call entry, before it is committed": "call",
+    "a paid reply, between its response and its call_done": "call_done",
+    "a tool's result, before it is committed": "tool_result",
+}
+
+
+@pytest.mark.parametrize("kind", MOMENTS.values(), ids=MOMENTS.keys())
+def test_a_restart_in_the_middle_of_an_append_loses_nothing(
+    own_cluster: Cluster,
+    workspace: Path,
+    script: Script,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+) -> None:
+    """``pg_ctl restart -m fast`` while the transaction of an append is open: it fails, is written again
+    on a new connection (the same entries), and the run goes on."""
+    from tiny_agent.store import postgres
+
+    url = own_cluster.url()
+    restarts: list[str] = []
+    execute = postgres._Qmark.execute
+
+    def restart_once(self: Any, sql: str, parameters: Any = (), /) -> Any:
+        if not restarts and sql.startswith("INSERT INTO entries") and parameters[3] == kind:
+            restarts.append(kind)
+            own_cluster.restart()
+        return execute(self, sql, parameters)
+
+    monkeypatch.setattr(postgres._Qmark, "execute", restart_once)
+    feed(script, tool_call("read_file", "c1", path="notes.txt"), Message.assistant("It says buy milk."))
+    assert main(["--store", url, "what is in notes.txt?"]) == 0
+    err = capsys.readouterr().err
+    assert restarts == [kind]
+    assert "append failed: the connection to the server was lost" in err and "trying once more" in err, err
+    sid = json.loads(_out(capsys, ["sessions", "list", "--store", url, "--json"]))[0]["id"]
+    kinds = entry_kinds(url, sid)
+    assert kinds.count("call") == kinds.count("call_done") == len(script[-1].requests) == 2, kinds
+    assert kinds.count("tool_result") == 1 and kinds[-1] == "stop"
+
+
 def test_a_store_that_stays_down_keeps_the_paid_reply_and_a_resume_writes_it(
     own_cluster: Cluster, workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -91,25 +91,36 @@ class StoredLog:
 
     def append(self, batch: Sequence[NewEntry]) -> list[Entry]:
         head = self._entries[-1].seq if self._entries else self.store.get(self.session_id).head
+        now = time.time()
+        # Ids, seqs and the time are chosen here, once: writing the batch again after a lost
+        # connection (or from the spool) writes the very same entries, or finds them there.
+        made = [Entry(kind, body, uuid.uuid4().hex, head + 1 + i, now) for i, (kind, body) in enumerate(batch)]
         # A Ctrl-C between the commit and the line after it would leave this process a step behind
         # its own store, and its next append would look like another writer's: hold it until both are done.
         with _sigint_deferred():
             try:
-                if self._spooled:
-                    write_spooled(self.store, self.session_id)
-                    self._spooled = False
-                written = self.store.append(self.session_id, batch, expected_head=head)
-            except StoreUnavailable as exc:
-                written = self._keep(batch, head, exc)
-            self._entries.extend(written)
-        return written
+                self._write(made)
+            except StoreUnavailable as first:
+                log.warning("%s; trying once more", first)
+                try:  # on a new connection: a restart or a dropped connection may be over
+                    self._write(made)
+                except StoreUnavailable as exc:
+                    self._keep(made, exc)
+            self._entries.extend(made)
+        return made
 
-    def _keep(self, batch: Sequence[NewEntry], head: int, exc: StoreUnavailable) -> list[Entry]:
+    def _write(self, made: list[Entry]) -> None:
+        if self._spooled:
+            write_spooled(self.store, self.session_id)
+            self._spooled = False
+        self.store.append_entries(self.session_id, made)
+
+    def _keep(self, made: list[Entry], exc: StoreUnavailable) -> None:
         """Keep in the spool what already happened outside the store (a paid reply, a tool's result, and
         whatever follows them); anything else, a call above all, fails the run before it is sent."""
         sid = self.session_id[:12]
         waiting = self.spool.entries()
-        kinds = {kind for kind, _ in batch}
+        kinds = {e.kind for e in made}
         if "call" in kinds or not (waiting or kinds & HAPPENED):
             kept = (
                 f"; entries #{waiting[0].seq}-#{waiting[-1].seq} are kept in {self.spool.path} until it is back "
@@ -118,21 +129,18 @@ class StoredLog:
                 else ""
             )
             raise StoreUnavailable(f"{exc}; the model was not called{kept}") from exc
-        now = time.time()
-        kept_now = [Entry(k, dict(body), uuid.uuid4().hex, head + 1 + i, now) for i, (k, body) in enumerate(batch)]
-        self.spool.add(kept_now)
+        self.spool.add(made)
         self._spooled = True
         log.warning(
             "%s; kept entries #%d-#%d (%s) in %s until it is back (written at the next write, or by "
             "tiny-agent --resume %s)",
             exc,
-            (waiting or kept_now)[0].seq,
-            kept_now[-1].seq,
-            ", ".join([*(e.kind for e in waiting), *(kind for kind, _ in batch)]),
+            (waiting or made)[0].seq,
+            made[-1].seq,
+            ", ".join(e.kind for e in [*waiting, *made]),
             self.spool.path,
             sid,
         )
-        return kept_now
 
 
 def write_spooled(store: Store, session_id: str) -> int:
