@@ -31,7 +31,7 @@ from tiny_agent.errors import StoreUnavailable
 from tiny_agent.redaction import display_url
 from tiny_agent.store import open_store
 from tiny_agent.testing import tool_call
-from tiny_agent.types import Message
+from tiny_agent.types import Entry, Message
 
 __all__ = ["script", "workspace"]  # fixtures
 
@@ -187,6 +187,34 @@ def test_the_password_comes_from_pgpassword_or_pgpass_and_is_never_shown(
     assert secret not in line
 
 
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        (
+            "127.0.0.1:1/agents?colour=blue",
+            'not a PostgreSQL URL libpq can read (invalid URI query parameter: "colour")',
+        ),
+        ("127.0.0.1:1/agents?connect_timeout=soon", "connect_timeout is a number of seconds, not 'soon'"),
+        ("db.invalid/agents", "cannot connect: unknown host"),  # .invalid never resolves (RFC 2606)
+    ],
+)
+def test_a_url_that_leads_nowhere_is_one_line(where: str, expected: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sessions", "list", "--store", f"postgresql://agent:pw-7654321@{where}"]) == 2
+    line = one_line(capsys, f"session store postgresql://{where.split('?')[0]}: ", expected)
+    assert "pw-7654321" not in line
+
+
+def test_a_user_who_may_not_create_tables_is_told_what_to_ask_for(
+    pg_server: PgServer, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with contextlib.suppress(psycopg.errors.DuplicateObject):
+        pg_server.admin.execute("CREATE ROLE guest LOGIN PASSWORD 'guest-password-1'")
+    host, database = pg_url.split("@", 1)[1].rsplit("/", 1)
+    assert main(["sessions", "list", "--store", f"postgresql://guest:guest-password-1@{host}/{database}"]) == 2
+    line = one_line(capsys, f"postgresql://{host}/{database}", "may not", "permission denied", "createdb -O")
+    assert "guest-password-1" not in line
+
+
 def test_a_server_that_is_down_is_one_line_before_anything_is_paid(
     workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -196,6 +224,17 @@ def test_a_server_that_is_down_is_one_line_before_anything_is_paid(
     line = one_line(capsys, f"postgresql://127.0.0.1:{port}/agents", "connection refused")
     assert "not-this-one-42" not in line
     assert script == [], "no provider was even built"
+
+
+def test_without_psycopg_a_database_url_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for module in [m for m in sys.modules if m == "psycopg" or m.startswith(("psycopg.", "tiny_agent.store.postgres"))]:
+        monkeypatch.delitem(sys.modules, module)
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if the extra were not installed
+    assert main(["sessions", "list", "--store", "postgresql://agent:pw-123456@db.internal/agents"]) == 2
+    line = one_line(capsys, "postgresql://db.internal/agents", "pip install 'tiny-agent[postgres]'")
+    assert "pw-123456" not in line
 
 
 def test_a_statement_timeout_is_one_line_before_anything_is_paid(
@@ -306,6 +345,22 @@ def test_a_restart_in_the_middle_of_a_run_reconnects_and_says_so(
     kinds = entry_kinds(url, sid)
     assert kinds.count("call_done") == len(script[-1].requests) == 2, kinds
     assert "tool_result" in kinds and kinds[-1] == "stop"
+
+
+def test_entries_kept_for_a_session_that_moved_on_stay_in_their_file(
+    pg_url: str, workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tiny_agent.store.spool import Spool
+
+    with open_store(pg_url) as store:
+        info = store.create(workspace=str(workspace))
+        store.append(info.id, [("user", {"v": 1, "content": [{"type": "text", "text": "hi"}]})], expected_head=-1)
+        spool = Spool(store.location, info.id)
+        spool.add([Entry("note", {"v": 1, "text": "kept while the store was away"}, "a" * 32, 1, 1.0)])
+        store.append(info.id, [("note", {"v": 1, "text": "written by another host meanwhile"})], expected_head=0)
+    assert main(["--store", pg_url, "--resume", info.id, "go on"]) == 2
+    one_line(capsys, f"session {info.id[:12]} moved on", "were not written: they stay in", str(spool.path))
+    assert spool.entries() and all(not p.requests for p in script), "nothing was sent, nothing was dropped"
 
 
 MOMENTS = {

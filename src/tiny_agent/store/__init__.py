@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tiny_agent.store.location import default_location, is_postgres
+from tiny_agent.errors import ConfigError
+from tiny_agent.store.location import default_location, is_postgres, shown_location
 from tiny_agent.store.sql_store import SqlStore
 
 __all__ = ["open_store"]
@@ -19,8 +20,13 @@ def open_store(location: str | Path | None = None) -> SqlStore:
     password is never shown: messages name the server without it."""
     where = str(location) if location is not None else default_location()
     if is_postgres(where):
-        from tiny_agent.store.postgres import PostgresStore  # psycopg is imported only for a URL
-
+        try:
+            from tiny_agent.store.postgres import PostgresStore  # psycopg is imported only for a URL
+        except ImportError as exc:
+            raise ConfigError(
+                f"session store {shown_location(where)}: a PostgreSQL store needs psycopg ({exc.name} is not "
+                "installed): pip install 'tiny-agent[postgres]'"
+            ) from None
         return PostgresStore(where)
     from tiny_agent.store.sqlite import SQLiteStore
 

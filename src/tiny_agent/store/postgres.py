@@ -72,10 +72,15 @@ class PostgresStore(SqlStore):
             register_secret(urlsplit(url).password)  # hidden wherever tiny-agent prints or stores text
         try:
             given = conninfo_to_dict(url)
+        except psycopg.ProgrammingError as exc:
+            why = redact(" ".join(str(exc).split()))
+            raise StoreError(f"session store {self.location}: not a PostgreSQL URL libpq can read ({why})") from None
+        try:
             self._wait = float(given.get("connect_timeout") or CONNECT_TIMEOUT_S)
-        except (psycopg.ProgrammingError, ValueError) as exc:
+        except ValueError:
             raise StoreError(
-                f"session store {self.location}: not a PostgreSQL URL libpq can read ({redact(str(exc))})"
+                f"session store {self.location}: connect_timeout is a number of seconds, not "
+                f"{given['connect_timeout']!r}"
             ) from None
         self._options: dict[str, Any] = {"autocommit": True}
         if "connect_timeout" not in given:
