@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 from tests.crash.harness import (  # noqa: E402
     deterministic_cases,
     format_table,
+    postgres_cases,
     real_cli_cases,
     resume_cases,
     run_cases,
@@ -70,6 +71,8 @@ def run(args: argparse.Namespace, postgres: str | None) -> int:
         return 0
 
     cases = [*deterministic_cases(), *resume_cases(), *timed_cases(), *real_cli_cases()]
+    if postgres:
+        cases += postgres_cases()
     if args.sabotage:
         cases += sabotage_cases()
     if args.only:

@@ -197,6 +197,12 @@ def real_cli_cases() -> list[Case]:
     ]
 
 
+def postgres_cases() -> list[Case]:
+    """Moments whose pass numbers differ on PostgreSQL: its migrations record each version with an
+    INSERT, so the INSERT between a reply's ``response`` and its ``call_done`` is #11 there."""
+    return [Case("pg-p1-sql-after-INSERT-11", Kill(1, "sql:after:INSERT", 11))]
+
+
 SABOTAGE_CASES = {
     # A turn's results committed together after the last tool: the first read's result dies with
     # the second read.

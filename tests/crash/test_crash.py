@@ -24,6 +24,7 @@ from tests.crash.harness import (
     Case,
     Outcome,
     deterministic_cases,
+    postgres_cases,
     real_cli_cases,
     resume_cases,
     run_cases,
@@ -39,7 +40,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the harness for
 
 KILLS = [*deterministic_cases(), *resume_cases(), *timed_cases(), *real_cli_cases()[:1]]
 SABOTAGED = sabotage_cases()
-PG_KILLS = KILLS[::2]
+PG_KILLS = [*KILLS[::2], *postgres_cases()]
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,10 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
 
 @pytest.mark.parametrize("case", KILLS, ids=lambda c: c.name)
 def test_a_killed_run_resumes_legal_and_loses_nothing_committed(outcomes: dict[str, Outcome], case: Case) -> None:
-    outcome = outcomes[case.name]
+    resumed_legal(outcomes[case.name], case)
+
+
+def resumed_legal(outcome: Outcome, case: Case) -> None:
     assert not outcome.failures, f"{outcome.where}:\n" + "\n".join(outcome.failures)
     if case.kill.after is None:
         assert outcome.killed, "the kill point was never reached"
@@ -80,10 +84,7 @@ def pg_outcomes(tmp_path_factory: pytest.TempPathFactory, pg_server: PgServer) -
 def test_a_killed_run_on_postgres_resumes_legal_and_loses_nothing_committed(
     pg_outcomes: dict[str, Outcome], case: Case
 ) -> None:
-    outcome = pg_outcomes[case.name]
-    assert not outcome.failures, f"{outcome.where}:\n" + "\n".join(outcome.failures)
-    if case.kill.after is None:
-        assert outcome.killed, "the kill point was never reached"
+    resumed_legal(pg_outcomes[case.name], case)
 
 
 def test_the_kills_on_postgres_are_spread(pg_outcomes: dict[str, Outcome]) -> None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tiny_agent.errors import StoreError
 from tiny_agent.store.call_index import backfill
 from tiny_agent.store.dialect import Db, Dialect
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate"]
 
 
 def m001_sessions_and_entries(db: Db, d: Dialect) -> None:
@@ -152,3 +153,16 @@ MIGRATIONS: list[Callable[[Db, Dialect], None]] = [
     m004_host,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(db: Db, d: Dialect, version: int, record: Callable[[int], None], *, store: str, newer: str) -> None:
+    """Run the migrations after ``version`` inside the caller's transaction, ``record``-ing each new
+    version as it is reached; a store newer than this code is refused (``newer`` says what to do)."""
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"session store {store} has schema version {version}, newer than this tiny-agent knows "
+            f"({SCHEMA_VERSION}); {newer}"
+        )
+    for number in range(version, SCHEMA_VERSION):
+        MIGRATIONS[number](db, d)
+        record(number + 1)

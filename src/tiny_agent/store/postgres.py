@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import logging
 import os
 import socket
@@ -38,8 +37,9 @@ from tiny_agent.redaction import redact, register_secret
 from tiny_agent.store.base import NewEntry
 from tiny_agent.store.dialect import POSTGRES, Cursor, Db
 from tiny_agent.store.location import shown_location
-from tiny_agent.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from tiny_agent.store.migrations import migrate
 from tiny_agent.store.postgres_errors import failure
+from tiny_agent.store.postgres_lease import end_holder, gone_from_here, lock_key, try_lock, wait_for_lock
 from tiny_agent.store.sql_store import SqlStore, refused
 from tiny_agent.types import Entry
 
@@ -52,8 +52,6 @@ CONNECT_TIMEOUT_S = 10
 restarting, say) before it fails; the URL's ``connect_timeout`` sets both."""
 STATEMENT_TIMEOUT = "30s"
 """Applied unless the URL, the role or the database sets one: a stuck lock fails instead of hanging."""
-LOCK_WAIT_S = 5.0
-"""How long a takeover, or an open after the holder died, waits for the server to drop the old lock."""
 MIGRATION_LOCK = (0x74696E79, 1)
 """``pg_advisory_xact_lock`` key the migrations hold ("tiny", 1)."""
 
@@ -149,16 +147,13 @@ class PostgresStore(SqlStore):
                 " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
             )
             version = int(db.execute("SELECT coalesce(max(version), 0) FROM tiny_agent_migrations").fetchone()[0])
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"session store {self.location} has schema version {version}, newer than this tiny-agent "
-                    f"knows ({SCHEMA_VERSION}); upgrade tiny-agent on this host"
-                )
-            for number in range(version, SCHEMA_VERSION):
-                MIGRATIONS[number](db, POSTGRES)
+
+            def record(number: int) -> None:
                 db.execute(
-                    "INSERT INTO tiny_agent_migrations (version, applied_at) VALUES (?, ?)", (number + 1, time.time())
+                    "INSERT INTO tiny_agent_migrations (version, applied_at) VALUES (?, ?)", (number, time.time())
                 )
+
+            migrate(db, POSTGRES, version, record, store=self.location, newer="upgrade tiny-agent on this host")
             db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(psycopg.Error):
@@ -171,19 +166,23 @@ class PostgresStore(SqlStore):
         if session_id in self._leases:
             return None
         lease = self._connect("open a session")
-        key = _lock_key(session_id)
+        key = lock_key(session_id)
         holder = None
         try:
             with self._errors("open a session"):
-                if not _try_lock(lease, key):
+                if not try_lock(lease, key):
                     holder = self._holder(db, session_id)
-                    if holder is not None and _gone_from_here(holder):
+                    if holder is not None and gone_from_here(holder):
                         holder = None  # that process died: the server drops its lock in a moment
-                    elif force:
-                        self._end_holder(lease, key, session_id, holder)
-                    else:
+                    elif not force:
                         raise refused(session_id, holder)
-                    if not _wait_for_lock(lease, key):
+                    elif not end_holder(lease, key):
+                        who = f"pid {holder[1]} on {holder[0]}" if holder else "another process"
+                        raise StoreError(
+                            f"session store {self.location}: cannot take session {session_id[:12]} over from "
+                            f"{who}: the server did not let this database user end that connection; close it there"
+                        )
+                    if not wait_for_lock(lease, key):
                         raise refused(session_id, holder)
         except BaseException:
             lease.close()
@@ -191,26 +190,11 @@ class PostgresStore(SqlStore):
         self._leases[session_id] = lease
         return holder
 
-    def _end_holder(self, lease: psycopg.Connection[Any], key: int, session_id: str, holder: Any) -> None:
-        """``--force``: end the connection that holds the lock (the same database user may)."""
-        high, low = (key % (1 << 64)) >> 32, key % (1 << 32)
-        ended = lease.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1"
-            " AND classid::bigint = %s AND objid::bigint = %s AND granted AND pid <> pg_backend_pid()",
-            (high, low),
-        ).fetchall()
-        if not all(row[0] for row in ended):
-            who = f"pid {holder[1]} on {holder[0]}" if holder else "another process"
-            raise StoreError(
-                f"session store {self.location}: cannot take session {session_id[:12]} over from {who}: the server "
-                "did not let this database user end that connection; close it there"
-            )
-
     def _live_writer(self, db: Db, session_id: str) -> tuple[str, str] | None:
         if session_id in self._leases:
             return None
         # Held until this transaction ends: nobody opens the session while it is being removed.
-        free = db.execute("SELECT pg_try_advisory_xact_lock(?)", (_lock_key(session_id),)).fetchone()[0]
+        free = db.execute("SELECT pg_try_advisory_xact_lock(?)", (lock_key(session_id),)).fetchone()[0]
         return None if free else (self._holder(db, session_id) or ("another host", "?"))
 
     def _keep_lease(self, session_id: str) -> None:
@@ -305,35 +289,3 @@ def _local_zone() -> str:
     minutes = int(offset.total_seconds() // 60) if offset is not None else 0
     sign = "-" if minutes >= 0 else "+"
     return f"<{minutes:+05d}>{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
-
-
-def _lock_key(session_id: str) -> int:
-    """The session's advisory lock: 64 bits of a hash of its id."""
-    return int.from_bytes(hashlib.blake2b(session_id.encode(), digest_size=8).digest(), "big", signed=True)
-
-
-def _try_lock(conn: psycopg.Connection[Any], key: int) -> bool:
-    return bool(conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0])  # type: ignore[index]
-
-
-def _wait_for_lock(conn: psycopg.Connection[Any], key: int) -> bool:
-    deadline = time.monotonic() + LOCK_WAIT_S
-    while not _try_lock(conn, key):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
-def _gone_from_here(holder: tuple[str, str]) -> bool:
-    """The holder ran on this host and its process is gone."""
-    host, pid = holder
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False

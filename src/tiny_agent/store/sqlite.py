@@ -22,7 +22,7 @@ from pathlib import Path
 from tiny_agent.errors import ConfigError, StoreError
 from tiny_agent.store.dialect import SQLITE, Db
 from tiny_agent.store.location import default_location, is_postgres, shown_location
-from tiny_agent.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from tiny_agent.store.migrations import migrate
 from tiny_agent.store.sql_store import SqlStore, refused
 
 __all__ = ["SQLiteStore"]
@@ -94,14 +94,12 @@ class SQLiteStore(SqlStore):
         try:
             # Re-read inside the lock: another process may have migrated while this one waited.
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"session store {self.path} has schema version {version}, newer than this tiny-agent "
-                    f"knows ({SCHEMA_VERSION}); upgrade tiny-agent, or use another file with --store"
-                )
-            for number in range(version, SCHEMA_VERSION):
-                MIGRATIONS[number](db, SQLITE)
-                db.execute(f"PRAGMA user_version = {number + 1}")
+            newer = "upgrade tiny-agent, or use another file with --store"
+
+            def record(number: int) -> None:
+                db.execute(f"PRAGMA user_version = {number}")
+
+            migrate(db, SQLITE, version, record, store=self.location, newer=newer)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
