@@ -323,7 +323,11 @@ class Zygote:
                 self._exits[message["pid"]] = message["code"]
             else:
                 pid = int(message["pid"])
-                return _Forked(self, pid, os.pidfd_open(pid))
+                try:
+                    pidfd: int | None = os.pidfd_open(pid)
+                except ProcessLookupError:  # it died (at an early kill point) and the zygote reaped it
+                    pidfd = None
+                return _Forked(self, pid, pidfd)
 
     def _wait(self, pid: int, timeout: float) -> int:
         deadline = time.monotonic() + timeout
@@ -343,15 +347,18 @@ class Zygote:
 class _Forked:
     zygote: Zygote
     pid: int
-    pidfd: int
+    pidfd: int | None
     """Names this process even after the zygote reaped it and its pid went to another."""
 
     def wait(self, timeout: float) -> int:
         code = self.zygote._wait(self.pid, timeout)
-        os.close(self.pidfd)
+        if self.pidfd is not None:
+            os.close(self.pidfd)
         return code
 
     def kill(self) -> None:
+        if self.pidfd is None:
+            return
         with contextlib.suppress(ProcessLookupError):
             signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
 
