@@ -434,6 +434,40 @@ def test_a_store_that_stays_down_keeps_the_paid_reply_and_a_resume_writes_it(
     assert kinds.count("tool_result") == 1, "the tool that ran is recorded once"
 
 
+def test_a_reply_kept_while_the_server_was_away_is_written_by_the_next_append(
+    own_cluster: Cluster,
+    workspace: Path,
+    script: Script,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tiny_agent.store.spool import Spool
+
+    url = own_cluster.url() + "?connect_timeout=2"
+    keep = Spool.add
+
+    def keep_then_come_back(self: Spool, entries: Any) -> None:
+        keep(self, entries)
+        own_cluster.start_server()  # back before the next append (the tool's result)
+
+    def stop_then_read(body: dict[str, Any]) -> Message:
+        own_cluster.stop_server()
+        return tool_call("read_file", "c1", path="notes.txt")
+
+    monkeypatch.setattr(Spool, "add", keep_then_come_back)
+    feed(script, stop_then_read, Message.assistant("It says buy milk."))
+    assert main(["--store", url, "what is in notes.txt?"]) == 0
+    err = capsys.readouterr().err
+    kept = next(line for line in err.splitlines() if "kept entries" in line)
+    assert "(response, call_done)" in kept
+    assert "wrote entries" in err, err
+    spool = next(Path(word) for word in kept.split() if word.endswith(".jsonl"))
+    assert not spool.exists()
+    sid = json.loads(_out(capsys, ["sessions", "list", "--store", url, "--json"]))[0]["id"]
+    kinds = entry_kinds(url, sid)
+    assert kinds.count("call_done") == len(script[-1].requests) == 2 and kinds[-1] == "stop", kinds
+
+
 def _out(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     """What the command printed on stdout (what was printed before it is dropped)."""
     capsys.readouterr()
