@@ -161,6 +161,12 @@ class StoreUnavailable(StoreError):
     ``Store.append_entries`` are skipped if they are there. What a paid call produced is then kept
     in a spool file (``store.spool``)."""
 
+    def __init__(self, message: str, *, again: bool = False) -> None:
+        super().__init__(message)
+        self.again = again
+        """The connection went in the middle (a restart, a dropped connection): the same write may
+        succeed at once on a new one. False for a server that is down, full or too slow."""
+
 
 class SessionNotFound(StoreError):
     """No session matches the id or id prefix given (or the prefix matches several)."""

@@ -101,11 +101,14 @@ class StoredLog:
             try:
                 self._write(made)
             except StoreUnavailable as first:
-                log.warning("%s; trying once more", first)
-                try:  # on a new connection: a restart or a dropped connection may be over
-                    self._write(made)
-                except StoreUnavailable as exc:
-                    self._keep(made, exc)
+                if not first.again:
+                    self._keep(made, first)
+                else:  # on a new connection: a restart or a dropped connection may be over
+                    log.warning("%s; trying once more", first)
+                    try:
+                        self._write(made)
+                    except StoreUnavailable as exc:
+                        self._keep(made, exc)
             self._entries.extend(made)
         return made
 

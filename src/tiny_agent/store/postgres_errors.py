@@ -92,7 +92,7 @@ def failure(location: str, action: str, exc: BaseException, *, wait: float | Non
     if "could not translate host name" in lower or "name or service not known" in lower:
         return StoreError(f"{where}: cannot connect: unknown host ({why})")
     if isinstance(exc, errors.AdminShutdown | errors.CannotConnectNow) or any(s in lower for s in _LOST):
-        return StoreUnavailable(f"{where}: {action} failed: the connection to the server was lost ({why})")
+        return StoreUnavailable(f"{where}: {action} failed: the connection to the server was lost ({why})", again=True)
     if isinstance(exc, psycopg.OperationalError):
         return StoreUnavailable(f"{where}: {action} failed: {why}")
     return StoreError(f"{where}: {action} failed: {why}")
