@@ -1,5 +1,6 @@
 """The call index: filled by the append that writes the entries, backfilled by the migration, the same
-either way; sums and rows read it without parsing an entry body."""
+either way; sums and rows read it without parsing an entry body. The tests that take ``store`` run
+against both backends (a SQLite file, a PostgreSQL database): the same SQL, spelled for each."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ import dataclasses
 import datetime
 import shutil
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tiny_agent.context.session import Session
+from tiny_agent.store import open_store
 from tiny_agent.store.base import CallQuery
 from tiny_agent.store.migrations import SCHEMA_VERSION
+from tiny_agent.store.sql_store import SqlStore
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider
 from tiny_agent.types import Message, ModelResponse, Usage
@@ -26,7 +30,7 @@ def reply(text: str, i: int) -> ModelResponse:
     return ModelResponse(Message.assistant(text), usage, "end_turn", "claude-sonnet-4-6")
 
 
-def chat(store: SQLiteStore, turns: int, *, stamp_system: bool = False, compact_after: int | None = None) -> str:
+def chat(store: SqlStore, turns: int, *, stamp_system: bool = False, compact_after: int | None = None) -> str:
     """A stored session of ``turns`` turns; with ``stamp_system`` the system prompt changes before each."""
     session = Session.start(store, workspace="/w", system="You are terse.", settings={"provider": "anthropic"})
     ctx = session.context
@@ -43,13 +47,13 @@ def chat(store: SQLiteStore, turns: int, *, stamp_system: bool = False, compact_
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> SQLiteStore:
-    opened = SQLiteStore(tmp_path / "s.db")
-    yield opened  # type: ignore[misc]
+def store(store_at: str) -> Iterator[SqlStore]:
+    opened = open_store(store_at)
+    yield opened
     opened.close()
 
 
-def test_every_call_gets_a_row_with_its_usage_and_cost(store: SQLiteStore) -> None:
+def test_every_call_gets_a_row_with_its_usage_and_cost(store: SqlStore) -> None:
     sid = chat(store, 3)
     rows = store.calls(CallQuery(sessions=(sid,)))
     dones = [e for e in store.entries(sid) if e.kind == "call_done"]
@@ -63,7 +67,7 @@ def test_every_call_gets_a_row_with_its_usage_and_cost(store: SQLiteStore) -> No
     assert [r.changed for r in rows] == [(), (), ()], "a steady session changes no layer"
 
 
-def test_a_changing_system_prompt_is_flagged_on_every_call_after_the_first(store: SQLiteStore) -> None:
+def test_a_changing_system_prompt_is_flagged_on_every_call_after_the_first(store: SqlStore) -> None:
     sid = chat(store, 4, stamp_system=True)
     rows = store.calls(CallQuery(sessions=(sid,)))
     assert [r.changed for r in rows] == [(), ("system",), ("system",), ("system",)]
@@ -72,7 +76,7 @@ def test_a_changing_system_prompt_is_flagged_on_every_call_after_the_first(store
     assert totals.compared == 3
 
 
-def test_a_compaction_is_an_event_and_the_next_call_an_expected_messages_change(store: SQLiteStore) -> None:
+def test_a_compaction_is_an_event_and_the_next_call_an_expected_messages_change(store: SqlStore) -> None:
     sid = chat(store, 4, compact_after=1)
     rows = store.calls(CallQuery(sessions=(sid,)))
     after = rows[2]
@@ -83,7 +87,7 @@ def test_a_compaction_is_an_event_and_the_next_call_an_expected_messages_change(
     assert totals.messages_changed == totals.messages_expected == 1 and totals.after_compaction == 1
 
 
-def test_sums_agree_with_the_rows_and_group_by_key(store: SQLiteStore) -> None:
+def test_sums_agree_with_the_rows_and_group_by_key(store: SqlStore) -> None:
     ids = [chat(store, 3), chat(store, 2, stamp_system=True)]
     rows = store.calls(CallQuery())
     (whole,) = store.call_totals(CallQuery())
@@ -100,7 +104,7 @@ def test_sums_agree_with_the_rows_and_group_by_key(store: SQLiteStore) -> None:
     assert store.call_totals(CallQuery(since=rows[-1].at + 1)) == []
 
 
-def test_a_forks_first_call_is_compared_with_its_parents_last(store: SQLiteStore) -> None:
+def test_a_forks_first_call_is_compared_with_its_parents_last(store: SqlStore) -> None:
     parent = chat(store, 2)
     fork = Session.fork(store, parent)
     session = Session.resume(store, fork.id)
@@ -124,6 +128,7 @@ def test_the_migration_backfills_what_the_appends_wrote(tmp_path: Path) -> None:
     db.execute("DROP TABLE calls")
     db.execute("DROP TABLE events")
     db.execute("ALTER TABLE sessions DROP COLUMN provider")
+    db.execute("ALTER TABLE sessions DROP COLUMN host")  # m004's
     db.execute("PRAGMA user_version = 2")
     db.commit()
     db.close()
@@ -147,7 +152,7 @@ def test_a_v1_store_gets_its_call_indexed(tmp_path: Path) -> None:
     db.close()
 
 
-def test_a_call_lost_in_a_crash_stays_open_then_failed(store: SQLiteStore) -> None:
+def test_a_call_lost_in_a_crash_stays_open_then_failed(store: SqlStore) -> None:
     info = store.create()
     call = {"v": 1, "purpose": "turn", "model": "m", "chars": 10, "fingerprint": {}, "changes": []}
     store.append(info.id, [("call", call)], expected_head=-1)
@@ -157,20 +162,20 @@ def test_a_call_lost_in_a_crash_stays_open_then_failed(store: SQLiteStore) -> No
     assert (totals.calls, totals.failed, totals.open, totals.input_tokens) == (1, 1, 0, 0)
 
 
-def test_entries_of_some_kinds_only(store: SQLiteStore) -> None:
+def test_entries_of_some_kinds_only(store: SqlStore) -> None:
     sid = chat(store, 2, stamp_system=True)
     configs = store.entries(sid, kinds=["config"])
     assert configs and {e.kind for e in configs} == {"config"}
     assert [e.seq for e in configs] == [e.seq for e in store.entries(sid) if e.kind == "config"]
 
 
-def test_rows_are_plain_values(store: SQLiteStore) -> None:
+def test_rows_are_plain_values(store: SqlStore) -> None:
     chat(store, 1)
     (row,) = store.calls(CallQuery())
     assert dataclasses.asdict(row)["purpose"] == "turn"
 
 
-def test_a_clearing_is_an_event_and_the_next_call_is_counted_after_it(store: SQLiteStore) -> None:
+def test_a_clearing_is_an_event_and_the_next_call_is_counted_after_it(store: SqlStore) -> None:
     from tiny_agent.context.entries import Clearing
 
     session = Session.start(store, workspace="/w", system="You are terse.", settings={"provider": "anthropic"})

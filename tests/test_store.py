@@ -1,27 +1,36 @@
-"""The SQLite session store: append-only entries, one writer at a time, migrations, bad files."""
+"""The session store: append-only entries, one writer at a time, migrations, bad files.
+
+The tests that take ``store`` or ``store_at`` run against both backends, a SQLite file and a
+PostgreSQL database (``tests/conftest.py``); the rest are about what only a file can do wrong.
+"""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
 import shutil
+import socket
 import sqlite3
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tiny_agent.errors import SessionConflict, SessionNotFound, StoreError
+from tiny_agent.store import open_store
 from tiny_agent.store.migrations import SCHEMA_VERSION
+from tiny_agent.store.sql_store import SqlStore
 from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.types import Entry
 
 FIXTURE_V1 = Path(__file__).parent / "data" / "store_v1.db"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> SQLiteStore:
-    opened = SQLiteStore(tmp_path / "s.db")
-    yield opened  # type: ignore[misc]
+def store(store_at: str) -> Iterator[SqlStore]:
+    opened = open_store(store_at)
+    yield opened
     opened.close()
 
 
@@ -29,7 +38,7 @@ def user(text: str) -> tuple[str, dict[str, object]]:
     return "user", {"v": 1, "content": [{"type": "text", "text": text}]}
 
 
-def test_entries_round_trip_in_order_with_contiguous_seqs(store: SQLiteStore) -> None:
+def test_entries_round_trip_in_order_with_contiguous_seqs(store: SqlStore) -> None:
     info = store.create(workspace="/w")
     first = store.append(info.id, [user("one"), ("note", {"v": 1, "text": "é ✓ \u2028"})], expected_head=-1)
     second = store.append(info.id, [user("two")], expected_head=1)
@@ -39,10 +48,11 @@ def test_entries_round_trip_in_order_with_contiguous_seqs(store: SQLiteStore) ->
     assert read[1].body == {"v": 1, "text": "é ✓ \u2028"}
     assert store.entries(info.id, after=1) == second
     assert store.get(info.id).title == "one"
+    assert store.get(info.id).host == socket.gethostname()
 
 
-def test_a_stale_head_is_a_conflict_and_writes_nothing(tmp_path: Path) -> None:
-    a, b = SQLiteStore(tmp_path / "s.db"), SQLiteStore(tmp_path / "s.db")
+def test_a_stale_head_is_a_conflict_and_writes_nothing(store_at: str) -> None:
+    a, b = open_store(store_at), open_store(store_at)
     info = a.create()
     a.append(info.id, [user("from a")], expected_head=-1)
     with pytest.raises(SessionConflict, match="another process appended"):
@@ -53,39 +63,39 @@ def test_a_stale_head_is_a_conflict_and_writes_nothing(tmp_path: Path) -> None:
 
 
 def _writer(path: str, session_id: str, count: int) -> None:
-    store = SQLiteStore(path)
+    store = open_store(path)
     for i in range(count):
         head = store.get(session_id).head
         store.append(session_id, [user(f"{os.getpid()}-{i}")], expected_head=head)
     store.close()
 
 
-def test_processes_writing_their_own_sessions_do_not_corrupt_the_file(tmp_path: Path) -> None:
-    path = tmp_path / "s.db"
-    with SQLiteStore(path) as store:
+def test_processes_writing_their_own_sessions_do_not_corrupt_the_store(store_at: str) -> None:
+    with open_store(store_at) as store:
         ids = [store.create().id for _ in range(4)]
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(str(path), sid, 40)) for sid in ids]
+    procs = [ctx.Process(target=_writer, args=(store_at, sid, 40)) for sid in ids]
     for p in procs:
         p.start()
     for p in procs:
         p.join(60)
         assert p.exitcode == 0
-    with SQLiteStore(path) as store:
+    with open_store(store_at) as store:
         for sid in ids:
             assert [e.seq for e in store.entries(sid)] == list(range(40))
-    db = sqlite3.connect(path)
-    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    db.close()
+    if isinstance(store, SQLiteStore):
+        db = sqlite3.connect(store_at)
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        db.close()
 
 
-def test_one_writer_per_session(tmp_path: Path) -> None:
-    a, b = SQLiteStore(tmp_path / "s.db"), SQLiteStore(tmp_path / "s.db")
+def test_one_writer_per_session(store_at: str) -> None:
+    a, b = open_store(store_at), open_store(store_at)
     info = a.create()
     a.acquire(info.id)
-    with pytest.raises(SessionConflict, match=f"pid {os.getpid()}"):
+    with pytest.raises(SessionConflict, match=f"pid {os.getpid()} on {socket.gethostname()}"):
         b.acquire(info.id)
-    b.acquire(info.id, force=True)
+    assert b.acquire(info.id, force=True) == f"pid {os.getpid()} on {socket.gethostname()}"
     a.release(info.id)  # no longer a's: harmless, and b keeps it
     with pytest.raises(SessionConflict):
         a.acquire(info.id)
@@ -95,16 +105,19 @@ def test_one_writer_per_session(tmp_path: Path) -> None:
     b.close()
 
 
-def test_a_dead_writer_does_not_block(tmp_path: Path, store: SQLiteStore) -> None:
+def _hold_and_die(location: str, session_id: str) -> None:
+    open_store(location).acquire(session_id)
+    os._exit(0)  # no release, no close: as a killed process leaves it
+
+
+def test_a_dead_writer_does_not_block(store_at: str, store: SqlStore) -> None:
     info = store.create()
-    dead = multiprocessing.get_context("spawn").Process(target=int)
+    dead = multiprocessing.get_context("spawn").Process(target=_hold_and_die, args=(store_at, info.id))
     dead.start()
-    dead.join()
-    db = sqlite3.connect(tmp_path / "s.db")
-    db.execute("UPDATE sessions SET writer = ? WHERE id = ?", (f"{os.uname().nodename}:{dead.pid}:x", info.id))
-    db.commit()
-    db.close()
-    store.acquire(info.id)  # the mark names a process that is gone
+    dead.join(60)
+    assert dead.exitcode == 0
+    assert store.get(info.id).writer == f"{socket.gethostname()}:{dead.pid}", "its mark is still there"
+    assert store.acquire(info.id) is None  # the mark names a process that is gone
 
 
 def test_the_file_and_folder_are_private(tmp_path: Path) -> None:
@@ -131,14 +144,16 @@ def test_an_older_store_is_upgraded(tmp_path: Path) -> None:
     db.close()
 
 
-def test_a_store_from_a_newer_version_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "new.db"
-    SQLiteStore(path).close()
-    db = sqlite3.connect(path)
-    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 7}")
-    db.close()
-    with pytest.raises(StoreError, match=rf"{path}.*newer than this tiny-agent"):
-        SQLiteStore(path)
+def test_a_store_from_a_newer_version_is_refused(store_at: str) -> None:
+    with open_store(store_at) as store:
+        if isinstance(store, SQLiteStore):
+            store._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 7}")
+        else:
+            with store._transaction("test") as db:
+                db.execute("INSERT INTO tiny_agent_migrations VALUES (?, 0)", (SCHEMA_VERSION + 7,))
+        location = store.location
+    with pytest.raises(StoreError, match=rf"{location}.*newer than this tiny-agent"):
+        open_store(store_at)
 
 
 def test_a_file_that_is_not_a_database(tmp_path: Path) -> None:
@@ -186,7 +201,7 @@ def test_a_read_only_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         SQLiteStore(path)
 
 
-def test_sessions_by_prefix(store: SQLiteStore) -> None:
+def test_sessions_by_prefix(store: SqlStore) -> None:
     ids = [store.create().id for _ in range(17)]  # 17 ids, 16 hex digits: two share a first digit
     assert store.get(ids[0][:8]).id == ids[0]
     assert store.get(ids[0].upper()).id == ids[0]
@@ -197,7 +212,7 @@ def test_sessions_by_prefix(store: SQLiteStore) -> None:
         store.get(shared)
 
 
-def test_a_fork_shares_a_prefix_and_survives_its_parent(store: SQLiteStore) -> None:
+def test_a_fork_shares_a_prefix_and_survives_its_parent(store: SqlStore) -> None:
     parent = store.create(workspace="/w")
     store.append(parent.id, [user(f"p{i}") for i in range(5)], expected_head=-1)
     fork = store.create(parent=(parent.id, 2))
@@ -215,3 +230,31 @@ def test_a_fork_shares_a_prefix_and_survives_its_parent(store: SQLiteStore) -> N
     assert texts(grandchild.id) == ["p0", "p1", "p2", "f3"]
     with pytest.raises(SessionNotFound):
         store.get(parent.id)
+
+
+def test_entries_written_again_after_a_lost_commit_are_skipped(store: SqlStore) -> None:
+    info = store.create()
+    first = store.append(info.id, [user("a"), user("b")], expected_head=-1)
+    # The process saw its commit fail (the connection went) and kept #0-#1 and #2 to write again.
+    extra = Entry("user", user("c")[1], "e" * 32, 2, 1.5)
+    assert store.append_entries(info.id, [*first, extra]) == 1, "#0 and #1 are there already"
+    assert store.entries(info.id) == [*first, extra]
+    assert store.append_entries(info.id, [extra]) == 0
+    other = Entry("user", user("d")[1], "f" * 32, 2, 1.5)
+    with pytest.raises(SessionConflict, match="moved on"):
+        store.append_entries(info.id, [other])  # another entry #2 is there: nothing is written
+    with pytest.raises(SessionConflict, match="moved on"):
+        store.append_entries(info.id, [Entry("user", user("e")[1], "0" * 32, 5, 1.5)])  # a gap
+    assert store.entries(info.id) == [*first, extra]
+
+
+def test_a_restored_session_is_the_same_session(store: SqlStore, tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "elsewhere.db") as source:
+        made = source.create(workspace="/w")
+        source.append(made.id, [user("moved"), ("call_done", {"v": 1, "call": 0, "cost_usd": 0.25})], expected_head=-1)
+        info, entries = source.get(made.id), source.entries(made.id)
+    restored = store.restore(info, entries)
+    assert restored == info, "the same id, times, title, head, calls, cost and host"
+    assert store.entries(info.id) == entries
+    with pytest.raises(SessionConflict, match="already in"):
+        store.restore(info, entries)

@@ -173,7 +173,7 @@ def test_a_session_whose_process_died_still_says_it_stopped(workspace: Path, scr
         session.close()
 
 
-URL = "postgresql://alice:s3cret-pw@db.example.com:5432/agent?sslpassword=other-s3cret"
+URL = "mysql://alice:s3cret-pw@db.example.com:5432/agent?sslpassword=other-s3cret"
 PLACES = {
     "run --store": (["--store", URL, "a task"], {}),
     "chat --store": (["chat", "--store", URL], {}),
@@ -198,6 +198,6 @@ def test_a_store_url_that_is_not_served_is_refused(
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("TINY_AGENT_LLAMA_SERVER", "/nonexistent/llama-server")  # never start a model
     assert main(argv) == 2
-    line = one_line(capsys, "postgresql://db.example.com:5432/agent", "a file path")
+    line = one_line(capsys, "mysql://db.example.com:5432/agent", "a file path or a postgresql:// URL")
     assert "s3cret" not in line and "alice" not in line
     assert list(here.iterdir()) == [], "nothing was created"

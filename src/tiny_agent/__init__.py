@@ -2,10 +2,9 @@
 
 Typical use, the same call the CLI makes:
 
-    from tiny_agent import Run, RunSettings
-    from tiny_agent.store.sqlite import SQLiteStore
+    from tiny_agent import Run, RunSettings, open_store
 
-    with Run.open(SQLiteStore(), settings=RunSettings(workspace="."), pins=["never edit dev.mjs"]) as run:
+    with Run.open(open_store(), settings=RunSettings(workspace="."), pins=["never edit dev.mjs"]) as run:
         result = run.run("read README.md and tell me what it is about")  # the provider: from the environment
         print(result.answer, run.context.ledger.total)
 """
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
     from tiny_agent.providers.local import LocalProvider
     from tiny_agent.providers.openai_compat import OpenAICompatProvider
     from tiny_agent.providers.registry import resolve_provider
+    from tiny_agent.store import open_store
     from tiny_agent.types import (
         Message,
         ModelResponse,
@@ -72,6 +72,7 @@ _HOME = {
     "tiny_agent.providers.local": ("LocalProvider",),
     "tiny_agent.providers.openai_compat": ("OpenAICompatProvider",),
     "tiny_agent.providers.registry": ("resolve_provider",),
+    "tiny_agent.store": ("open_store",),
     "tiny_agent.types": (
         "Message",
         "ModelResponse",
@@ -141,6 +142,7 @@ __all__ = [
     "format_event",
     "format_totals",
     "load_config",
+    "open_store",
     "repair",
     "replay",
     "resolve_provider",

@@ -21,6 +21,7 @@ branches, so a caller can tell "fix your setup" from "try again later"::
     ├── IllegalRequestError         a rendered request broke the protocol and repair could not fix it
     ├── CompactionError             the summary call failed; the history was left as it was
     └── StoreError                  the session store cannot be opened, read or written (names the file)
+        ├── StoreUnavailable            a database server out of reach or unable to write now; nothing written
         ├── SessionNotFound             no session has that id (or the prefix is ambiguous)
         ├── SessionConflict             another process appended to the same session
         └── UnreadableEntry             a stored entry cannot be read back (names the session and the entry)
@@ -57,6 +58,7 @@ __all__ = [
     "SessionConflict",
     "SessionNotFound",
     "StoreError",
+    "StoreUnavailable",
     "TinyAgentError",
     "UnreadableEntry",
     "UnsupportedFieldError",
@@ -159,6 +161,20 @@ class LocalServerError(ProviderError):
 
 class StoreError(TinyAgentError):
     """The session store cannot be opened, read or written; the message names the file."""
+
+
+class StoreUnavailable(StoreError):
+    """The store's server cannot be reached or cannot write now (down, the connection lost, a statement
+    timeout, its disk full); the same call may succeed later. Nothing was written, or, when the
+    connection went during the commit, it cannot be known: entries written again with
+    ``Store.append_entries`` are skipped if they are there. What a paid call produced is then kept
+    in a spool file (``store.spool``)."""
+
+    def __init__(self, message: str, *, again: bool = False) -> None:
+        super().__init__(message)
+        self.again = again
+        """The connection went in the middle (a restart, a dropped connection): the same write may
+        succeed at once on a new one. False for a server that is down, full or too slow."""
 
 
 class SessionNotFound(StoreError):

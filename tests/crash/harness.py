@@ -27,9 +27,7 @@ import contextlib
 import json
 import os
 import queue
-import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -42,14 +40,14 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from tests.crash.server import KEYS, MODEL, TASK_TEXT, WRITES, Exchange, RunPlan, ScriptedAnthropicServer, key_of
+from tests.crash.stores import CaseStore, PostgresCaseStore, SQLiteCaseStore, StoreView
 from tiny_agent.agent.loop import DEFAULT_SYSTEM
 from tiny_agent.context.engine import NOT_RUN
 from tiny_agent.context.legality import check_anthropic_body
-from tiny_agent.context.log import ENTRY_KINDS
 from tiny_agent.context.session import Session
 from tiny_agent.providers.anthropic import AnthropicProvider
 from tiny_agent.providers.prefix import without_marks
-from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.store import open_store
 from tiny_agent.types import Entry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,6 +197,12 @@ def real_cli_cases() -> list[Case]:
     ]
 
 
+def postgres_cases() -> list[Case]:
+    """Moments whose pass numbers differ on PostgreSQL: its migrations record each version with an
+    INSERT, so the INSERT between a reply's ``response`` and its ``call_done`` is #11 there."""
+    return [Case("pg-p1-sql-after-INSERT-11", Kill(1, "sql:after:INSERT", 11))]
+
+
 SABOTAGE_CASES = {
     # A turn's results committed together after the last tool: the first read's result dies with
     # the second read.
@@ -319,7 +323,11 @@ class Zygote:
                 self._exits[message["pid"]] = message["code"]
             else:
                 pid = int(message["pid"])
-                return _Forked(self, pid, os.pidfd_open(pid))
+                try:
+                    pidfd: int | None = os.pidfd_open(pid)
+                except ProcessLookupError:  # it died (at an early kill point) and the zygote reaped it
+                    pidfd = None
+                return _Forked(self, pid, pidfd)
 
     def _wait(self, pid: int, timeout: float) -> int:
         deadline = time.monotonic() + timeout
@@ -339,102 +347,23 @@ class Zygote:
 class _Forked:
     zygote: Zygote
     pid: int
-    pidfd: int
+    pidfd: int | None
     """Names this process even after the zygote reaped it and its pid went to another."""
 
     def wait(self, timeout: float) -> int:
         code = self.zygote._wait(self.pid, timeout)
-        os.close(self.pidfd)
+        if self.pidfd is not None:
+            os.close(self.pidfd)
         return code
 
     def kill(self) -> None:
+        if self.pidfd is None:
+            return
         with contextlib.suppress(ProcessLookupError):
             signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
 
 
 # -- reading a store as a kill left it ------------------------------------------------------------
-
-
-def snapshot(store: Path, into: Path) -> Path:
-    """A copy of the store file and its WAL, without the shared-memory index: SQLite recovers it from
-    the WAL as after a real crash, and the original stays untouched for the resuming process."""
-    into.parent.mkdir(parents=True, exist_ok=True)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{into}{suffix}").unlink(missing_ok=True)  # an older copy's WAL must not meet this file
-    for suffix in ("", "-wal"):
-        source = Path(f"{store}{suffix}")
-        if source.exists():
-            shutil.copyfile(source, f"{into}{suffix}")
-    return into
-
-
-@dataclass
-class StoreView:
-    """The raw rows of a store: one session (or none), its entries in seq order."""
-
-    integrity: str
-    session: str | None
-    head: int
-    writer: str | None
-    entries: list[Entry]
-    problems: list[str]
-
-    def of_kind(self, kind: str) -> list[Entry]:
-        return [e for e in self.entries if e.kind == kind]
-
-    def results(self) -> dict[str, list[dict[str, Any]]]:
-        found: dict[str, list[dict[str, Any]]] = {}
-        for entry in self.of_kind("tool_result"):
-            block = entry.body["block"]
-            found.setdefault(block["tool_use_id"], []).append(block)
-        return found
-
-    def user_texts(self) -> list[str]:
-        return [b.get("text", "") for e in self.of_kind("user") for b in e.body.get("content", [])]
-
-
-def read_store(path: Path) -> StoreView:
-    """Checks that need no library: integrity, one session, contiguous seqs, bodies that parse."""
-    problems: list[str] = []
-    if not path.exists():
-        return StoreView("no file", None, -1, None, [], [])
-    db = sqlite3.connect(path)
-    try:
-        integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "sessions" not in tables:
-            return StoreView(integrity, None, -1, None, [], [])
-        sessions = db.execute("SELECT id, head, writer FROM sessions").fetchall()
-        if len(sessions) > 1:
-            problems.append(f"{len(sessions)} sessions in a one-session story")
-        if not sessions:
-            return StoreView(integrity, None, -1, None, [], problems)
-        sid, head, writer = sessions[0]
-        rows = db.execute("SELECT seq, id, kind, body, at FROM entries WHERE session_id = ? ORDER BY seq", (sid,))
-        entries: list[Entry] = []
-        for seq, eid, kind, text, at in rows.fetchall():
-            try:
-                body = json.loads(text)
-            except ValueError as exc:
-                problems.append(f"entry #{seq} has a body that does not parse: {exc}")
-                continue
-            if not isinstance(body, dict) or body.get("v") != 1:
-                problems.append(f"entry #{seq} has no body version 1")
-            if kind not in ENTRY_KINDS:
-                problems.append(f"entry #{seq} has an unknown kind {kind!r}")
-            entries.append(Entry(kind, body, eid, seq, at))
-    finally:
-        db.close()
-    seqs = [e.seq for e in entries]
-    if seqs != list(range(len(seqs))):
-        problems.append(f"seqs are not 0..{len(seqs) - 1} without gaps: {seqs}")
-    if head != (seqs[-1] if seqs else -1):
-        problems.append(f"the session's head is #{head} but its newest entry is #{seqs[-1] if seqs else -1}")
-    if len({e.id for e in entries}) != len(entries):
-        problems.append("two entries share an id")
-    if integrity != "ok":
-        problems.append(f"PRAGMA integrity_check: {integrity}")
-    return StoreView(integrity, sid, head, writer, entries, problems)
 
 
 def pending_calls(entries: Sequence[Entry]) -> list[str]:
@@ -499,13 +428,15 @@ class Outcome:
 
 
 class CaseRunner:
-    def __init__(self, case: Case, server: ScriptedAnthropicServer, launcher: Launcher, folder: Path) -> None:
+    def __init__(
+        self, case: Case, server: ScriptedAnthropicServer, launcher: Launcher, folder: Path, store: CaseStore
+    ) -> None:
         self.case = case
         self.server = server
         self.launcher = launcher
         self.folder = folder
         self.workspace = folder / "workspace"
-        self.store = folder / "store" / "sessions.db"
+        self.store = store
         self.journal = folder / "journal.jsonl"
         self.outcome = Outcome(case.name, case.kill.phase, real_cli=case.real_cli, sabotage=case.sabotage)
         self._runs = 0
@@ -530,7 +461,7 @@ class CaseRunner:
         first = self._launch(self._new_session_args(TASK_TEXT["A"]), kill if kill.phase == 1 else None)
         if kill.phase == 2:
             self._expect(first, 0, "the first task")
-            sid = read_store(self.store).session
+            sid = self.store.view("after-first").session
             assert sid is not None, "the first run left no session"
             second = self._launch(["--resume", sid, TASK_TEXT["B"]], kill)
             killed_run = second
@@ -547,7 +478,7 @@ class CaseRunner:
             return
         self.outcome.killed = True
         self._describe_kill(killed_run.run)
-        at_kill = read_store(snapshot(self.store, self.folder / "at-kill" / "sessions.db"))
+        at_kill = self.store.view("at-kill")
         self._check_after_kill(killed_run.run, at_kill)
         self._recover(killed_run.run, at_kill)
 
@@ -574,7 +505,7 @@ class CaseRunner:
             self.folder / "home",
             {
                 "ANTHROPIC_API_KEY": API_KEY,
-                "TINY_AGENT_STORE": str(self.store),
+                "TINY_AGENT_STORE": self.store.location,
                 "TINY_AGENT_CRASH": json.dumps(spec),
             },
         )
@@ -711,8 +642,8 @@ class CaseRunner:
     def _check_show(self, view: StoreView) -> None:
         """``sessions show ID --json`` reads the crashed session (on a copy) and agrees with the rows."""
         assert view.session is not None
-        copy = snapshot(self.store, self.folder / "show" / "sessions.db")
-        shown = self._launch(["sessions", "show", view.session, "--json", "--store", str(copy)], None, agent=False)
+        copy = self.store.copy("show")
+        shown = self._launch(["sessions", "show", view.session, "--json", "--store", copy], None, agent=False)
         try:
             entries = json.loads((self.folder / f"{shown.run.split('/')[1]}.stdout").read_text())["entries"]
         except (ValueError, KeyError) as exc:
@@ -725,9 +656,9 @@ class CaseRunner:
 
     def _check_library_resume(self, view: StoreView) -> None:
         fail = self.outcome.failures.append
-        copy = snapshot(self.store, self.folder / "library-resume" / "sessions.db")
+        copy = self.store.copy("library-resume")
         assert view.session is not None
-        with SQLiteStore(copy) as store:
+        with open_store(copy) as store:
             try:
                 session = Session.resume(store, view.session)
             except Exception as exc:
@@ -774,19 +705,19 @@ class CaseRunner:
             self.outcome.category = "resume"
             killed_run, at_kill = (
                 recovery.run,
-                read_store(snapshot(self.store, self.folder / "at-kill-2" / "sessions.db")),
+                self.store.view("at-kill-2"),
             )
             self._check_after_kill(killed_run, at_kill)
             recovery = self._launch(self._resume_args(at_kill), None)
         self._expect(recovery, 0, "the resumed run")
         self._check_notes(recovery, at_kill)
         self._check_prefix(killed_run, recovery.run)
-        final_view = read_store(snapshot(self.store, self.folder / "final" / "sessions.db"))
+        final_view = self.store.view("final")
         if phase == 1:
             assert final_view.session is not None
             second = self._launch(["--resume", final_view.session, TASK_TEXT["B"]], None)
             self._expect(second, 0, "the second task after the recovery")
-            final_view = read_store(snapshot(self.store, self.folder / "final2" / "sessions.db"))
+            final_view = self.store.view("final2")
         self.outcome.compactions = len(final_view.of_kind("compaction"))
         self._check_closing_entries(at_kill, final_view)
         self._check_final(final_view, first_kill)
@@ -804,9 +735,8 @@ class CaseRunner:
             fail("a turn was sent without the default system prompt")
         if len({json.dumps(_plain(e.body).get("tools"), sort_keys=True) for e in turns}) > 1:
             fail("the turns of this conversation were sent with different tool definitions")
-        for path in self.store.parent.iterdir():
-            if API_KEY.encode() in path.read_bytes():
-                fail(f"the API key is written in {path.name}")
+        for where in self.store.holding(API_KEY):
+            fail(f"the API key is written in {where}")
 
     def _check_notes(self, recovery: RunRecord, at_kill: StoreView) -> None:
         fail = self.outcome.failures.append
@@ -907,8 +837,15 @@ def _plain(body: dict[str, Any]) -> dict[str, Any]:
 # -- many cases -----------------------------------------------------------------------------------
 
 
-def run_cases(cases: Sequence[Case], folder: Path, *, workers: int = 2) -> list[Outcome]:
-    """Every case in its own folder, ``workers`` at a time (each worker forks from its own zygote)."""
+def case_store(folder: Path, postgres: str | None = None) -> CaseStore:
+    """A case's store: a SQLite file in its folder, or, with the URL of a PostgreSQL server, a
+    database of its own there."""
+    return PostgresCaseStore(postgres) if postgres else SQLiteCaseStore(folder)
+
+
+def run_cases(cases: Sequence[Case], folder: Path, *, workers: int = 2, postgres: str | None = None) -> list[Outcome]:
+    """Every case in its own folder, ``workers`` at a time (each worker forks from its own zygote);
+    against a PostgreSQL server when its URL is given (each case in a database of its own)."""
     folder.mkdir(parents=True, exist_ok=True)
     todo: queue.Queue[tuple[int, Case]] = queue.Queue()
     for item in enumerate(cases):
@@ -934,7 +871,11 @@ def run_cases(cases: Sequence[Case], folder: Path, *, workers: int = 2) -> list[
                             home.mkdir(exist_ok=True)
                             zygote = Zygote(home)
                         launcher = zygote
-                    outcomes[index] = CaseRunner(case, server, launcher, folder / case.name).run()
+                    store = case_store(folder / case.name, postgres)
+                    try:
+                        outcomes[index] = CaseRunner(case, server, launcher, folder / case.name, store).run()
+                    finally:
+                        store.close()
             finally:
                 if zygote is not None:
                     zygote.close()
@@ -945,25 +886,27 @@ def run_cases(cases: Sequence[Case], folder: Path, *, workers: int = 2) -> list[
     return [outcomes[i] for i in range(len(cases))]
 
 
-def trace(folder: Path) -> list[dict[str, Any]]:
+def trace(folder: Path, postgres: str | None = None) -> list[dict[str, Any]]:
     """Every moment a kill point passes in the two runs of a case without a kill, in order."""
     with ScriptedAnthropicServer() as server:
         home = folder / "zygote"
         home.mkdir(parents=True, exist_ok=True)
         zygote = Zygote(home)
+        store = case_store(folder / "trace", postgres)
         try:
-            runner = CaseRunner(Case("trace", Kill(2)), server, zygote, folder / "trace")
+            runner = CaseRunner(Case("trace", Kill(2)), server, zygote, folder / "trace", store)
             runner.workspace.mkdir(parents=True)
             for name, text in FILES.items():
                 (runner.workspace / name).write_text(text)
             first = runner._launch(runner._new_session_args(TASK_TEXT["A"]), None)
             runner._expect(first, 0, "the first task")
-            sid = read_store(runner.store).session
+            sid = store.view("after-first").session
             assert sid is not None
             second = runner._launch(["--resume", sid, TASK_TEXT["B"]], None)
             runner._expect(second, 0, "the second task")
             return [e for e in runner.events() if e["ev"] == "hit"]
         finally:
+            store.close()
             zygote.close()
 
 

@@ -4,6 +4,9 @@ All cases run once, a few at a time, in a module fixture (see ``harness.run_case
 then one test here, failing with the list of what went wrong after its kill. The sabotage cases run
 the same story against an engine broken on purpose, and must fail: they show each kind of check
 can fail. ``benchmarks/crash_test.py`` runs the same cases and writes the outcome table.
+
+Every other one of the same kill points runs again with the session in a PostgreSQL database (each
+case a database of its own on the test server); ``benchmarks/crash_test.py --postgres`` runs all.
 """
 
 from __future__ import annotations
@@ -15,11 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import PgServer
 from tests.crash.harness import (
     SABOTAGE_CASES,
     Case,
     Outcome,
     deterministic_cases,
+    postgres_cases,
     real_cli_cases,
     resume_cases,
     run_cases,
@@ -35,6 +40,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the harness for
 
 KILLS = [*deterministic_cases(), *resume_cases(), *timed_cases(), *real_cli_cases()[:1]]
 SABOTAGED = sabotage_cases()
+PG_KILLS = [*KILLS[::2], *postgres_cases()]
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +52,10 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
 
 @pytest.mark.parametrize("case", KILLS, ids=lambda c: c.name)
 def test_a_killed_run_resumes_legal_and_loses_nothing_committed(outcomes: dict[str, Outcome], case: Case) -> None:
-    outcome = outcomes[case.name]
+    resumed_legal(outcomes[case.name], case)
+
+
+def resumed_legal(outcome: Outcome, case: Case) -> None:
     assert not outcome.failures, f"{outcome.where}:\n" + "\n".join(outcome.failures)
     if case.kill.after is None:
         assert outcome.killed, "the kill point was never reached"
@@ -62,6 +71,29 @@ def test_the_kills_are_many_and_spread(outcomes: dict[str, Outcome]) -> None:
         assert categories[category] >= 5, categories
     assert sum(len(o.interrupted) for o in killed) >= 10, "few kills left tool calls without results"
     assert sum(o.lost_calls for o in killed) >= 10, "few kills landed with a call in flight"
+
+
+@pytest.fixture(scope="module")
+def pg_outcomes(tmp_path_factory: pytest.TempPathFactory, pg_server: PgServer) -> dict[str, Outcome]:
+    folder: Path = tmp_path_factory.mktemp("crash-pg")
+    done = run_cases(PG_KILLS, folder, workers=max(2, os.cpu_count() or 2), postgres=pg_server.url)
+    return {o.name: o for o in done}
+
+
+@pytest.mark.parametrize("case", PG_KILLS, ids=lambda c: c.name)
+def test_a_killed_run_on_postgres_resumes_legal_and_loses_nothing_committed(
+    pg_outcomes: dict[str, Outcome], case: Case
+) -> None:
+    resumed_legal(pg_outcomes[case.name], case)
+
+
+def test_the_kills_on_postgres_are_spread(pg_outcomes: dict[str, Outcome]) -> None:
+    killed = [pg_outcomes[c.name] for c in PG_KILLS if pg_outcomes[c.name].killed]
+    assert len(killed) >= 40
+    categories = Counter(o.category for o in killed)
+    for category in ("store write", "tool run", "provider call", "compaction", "resume"):
+        assert categories[category] >= 3, categories
+    assert sum(len(o.interrupted) for o in killed) >= 5 and sum(o.lost_calls for o in killed) >= 5
 
 
 @pytest.mark.parametrize("case", SABOTAGED, ids=lambda c: c.name)

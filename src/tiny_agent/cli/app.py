@@ -47,7 +47,8 @@ Environment:
                       choose the provider when --provider is not given (in this order);
                       none set: the embedded local model
   OPENAI_BASE_URL, ANTHROPIC_BASE_URL   another endpoint for that provider
-  TINY_AGENT_STORE    the session store file (like --store)
+  TINY_AGENT_STORE    the session store: a file, or a postgresql:// URL (like --store);
+                      its password: PGPASSWORD or ~/.pgpass, never shown
   TINY_AGENT_MODEL    the local model's .gguf file
   TINY_AGENT_LLAMA_SERVER   the llama-server binary of the local provider
   LLAMA_API_KEY       the key of a llama-server given with --provider local --base-url

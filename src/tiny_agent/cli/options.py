@@ -26,7 +26,7 @@ from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS, WRITE_MULTIPLIER
 from tiny_agent.providers.registry import PROVIDER_NAMES
-from tiny_agent.store.sqlite import STORE_ENV, default_store_path
+from tiny_agent.store.location import STORE_ENV, default_location, is_postgres
 
 __all__ = [
     "CONFIG_FLAGS",
@@ -101,12 +101,16 @@ class NonNegative(click.ParamType[int]):
         return number
 
 
-def existing_store(store: str | None) -> Path | None:
+def existing_store(store: str | None) -> str | None:
     """The store a look back reads, which it never creates: a path given that does not exist is the
-    user's to fix; None when the default store does not exist yet (nothing recorded)."""
-    path = Path(store).expanduser() if store else default_store_path(os.environ)
+    user's to fix; None when the default store does not exist yet (nothing recorded). A database URL
+    is taken as it is (opening it says whether the server has it)."""
+    location = store or default_location(os.environ)
+    if is_postgres(location):
+        return location
+    path = Path(location).expanduser()
     if path.exists():
-        return path
+        return str(path)
     if store:
         raise ConfigError(f"no session store at {path}; check the path (see: tiny-agent sessions list --store)")
     return None
@@ -122,7 +126,8 @@ store_option = click.option(
     "--store",
     type=click.Path(dir_okay=False),
     envvar=STORE_ENV,
-    help="Session store file (default: in the user data folder).",
+    help="Session store: a SQLite file, or a postgresql:// URL shared by several hosts (default: a file in the "
+    "user data folder).",
 )
 
 

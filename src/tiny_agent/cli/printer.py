@@ -34,6 +34,11 @@ class _RedactingHandler(RichHandler):
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
+        if record.levelno >= logging.WARNING and record.name.startswith("tiny_agent.") and not record.exc_info:
+            # tiny-agent's own warnings are for the user, like its errors: one line each, never
+            # wrapped (they can name a file to copy), without a time or level column.
+            self.console.print(f"tiny-agent: {redact(message)}", markup=False, highlight=False, soft_wrap=True)
+            return
         if record.exc_info:
             message = f"{message}\n{logging.Formatter().formatException(record.exc_info)}"
         copy = logging.makeLogRecord({**record.__dict__, "msg": redact(message), "args": (), "exc_info": None})
@@ -62,6 +67,9 @@ class Printer:
         root.setLevel(logging.DEBUG if verbose else logging.WARNING)
         # The MCP SDK logs a server's bad output with a traceback; the failure it leads to is one line of ours.
         sdk.setLevel(logging.DEBUG if verbose else logging.CRITICAL)
+        # The pool's own warnings (one per failed reconnect, a traceback's worth each) say again what
+        # the PostgreSQL store reports in one line.
+        logging.getLogger("psycopg.pool").setLevel(logging.DEBUG if verbose else logging.ERROR)
 
     def close(self) -> None:
         """Give the logging setup back as it was (the CLI configures it for one command only)."""

@@ -14,7 +14,7 @@ from tiny_agent.context.replay_provider import ASSUMED_SUMMARY_TOKENS
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.cache_rules import TTLS
 from tiny_agent.providers.registry import PROVIDER_NAMES
-from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.store import open_store
 
 __all__ = ["replay_command"]
 
@@ -84,7 +84,7 @@ def replay_command(
     path = existing_store(store)
     if path is None:
         raise ConfigError("no sessions recorded yet: there is nothing to replay")
-    with SQLiteStore(path) as opened:
+    with open_store(path) as opened:
         info = opened.get(session_id)
         entries = opened.entries(info.id)
         location = opened.location

@@ -22,7 +22,7 @@ from tiny_agent.agent.settings import RUN_SETTINGS, RunSettings
 from tiny_agent.cli.options import CONFIG_FLAGS, PROVIDER_FLAGS, given
 from tiny_agent.cli.printer import Printer
 from tiny_agent.errors import ConfigError
-from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.store import open_store
 
 __all__ = ["Runtime", "open_runtime"]
 
@@ -37,7 +37,7 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
         raise ConfigError("--no-session cannot be combined with --resume or --continue")
     files = FileConfig() if opts.get("no_config") else load_config(opts["workspace"] or ".")
     flags = RunSettings.of({k: opts[k] for k in RUN_SETTINGS if k in opts and given(click_ctx, k)})
-    store = None if opts["no_session"] else SQLiteStore(opts["store"])
+    store = None if opts["no_session"] else open_store(opts["store"])
     try:
         run = Run.open(
             store,

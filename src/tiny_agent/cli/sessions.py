@@ -1,4 +1,5 @@
-"""``tiny-agent sessions list | show ID | export ID | fork ID | rm ID``, each with ``--json`` for scripts."""
+"""``tiny-agent sessions list | show ID | export ID | import FILE | fork ID | rm ID``, each with ``--json``
+for scripts."""
 
 from __future__ import annotations
 
@@ -15,13 +16,13 @@ from tiny_agent.agent.history import history_lines
 from tiny_agent.cli.options import NonNegative, Positive, store_option
 from tiny_agent.cli.output import write_lines, write_stdout
 from tiny_agent.context.entry_codec import read
-from tiny_agent.context.export import export_lines
+from tiny_agent.context.export import export_lines, read_export
 from tiny_agent.context.session import Session
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.observe.report import format_figures
 from tiny_agent.observe.stats import stats
+from tiny_agent.store import open_store
 from tiny_agent.store.base import UNREADABLE, CallQuery, SessionInfo
-from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.types import Entry
 
 __all__ = ["sessions_group"]
@@ -31,7 +32,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Machine-read
 
 @click.group("sessions")
 def sessions_group() -> None:
-    """Stored conversations: list, show, export, fork, remove."""
+    """Stored conversations: list, show, export, import, fork, remove."""
 
 
 def _when(timestamp: float) -> str:
@@ -41,7 +42,11 @@ def _when(timestamp: float) -> str:
 def _row(info: SessionInfo) -> str:
     cost = "$?" if info.cost_usd is None else f"${info.cost_usd:.4f}"
     fork = f" (fork of {info.parent_id[:12]} at #{info.fork_seq})" if info.parent_id else ""
-    return f"{info.id[:12]}  {_when(info.updated_at)}  {info.calls:>4} calls  {cost:>9}  {info.title[:60]}{fork}"
+    host = info.host or "?"  # the host that wrote it last; "?" before hosts were recorded
+    return (
+        f"{info.id[:12]}  {_when(info.updated_at)}  {host:<12.24}  {info.calls:>4} calls  {cost:>9}  "
+        f"{info.title[:60]}{fork}"
+    )
 
 
 @sessions_group.command("list")
@@ -50,9 +55,9 @@ def _row(info: SessionInfo) -> str:
 @store_option
 @json_option
 def list_command(workspace: str | None, limit: int, store: str | None, as_json: bool) -> int:
-    """The newest sessions first."""
+    """The newest sessions first: id, last update, the host that wrote it last, calls, cost, title."""
     folder = str(Path(workspace).resolve()) if workspace else None
-    with SQLiteStore(store) as opened:
+    with open_store(store) as opened:
         found = opened.sessions(workspace=folder, limit=limit)
     if as_json:
         click.echo(json.dumps([i.to_dict() for i in found], ensure_ascii=False))
@@ -70,7 +75,7 @@ def list_command(workspace: str | None, limit: int, store: str | None, as_json: 
 @json_option
 def show_command(session_id: str, store: str | None, as_json: bool) -> int:
     """The turns of a session with their per-call lines, layer changes and compactions, then its figures."""
-    with SQLiteStore(store) as opened:
+    with open_store(store) as opened:
         info = opened.get(session_id)
         entries = opened.entries(info.id, lenient=True)
         calls = opened.calls(CallQuery(sessions=(info.id,))) if as_json else []
@@ -136,7 +141,7 @@ def _json_row(entry: Entry, unreadable: str | None) -> dict[str, Any]:
 @store_option
 def export_command(session_id: str, fmt: str, output: str | None, store: str | None) -> int:
     """The whole session: JSON lines of entries, or one request body of either wire format."""
-    with SQLiteStore(store) as opened:
+    with open_store(store) as opened:
         info = opened.get(session_id)
         entries = opened.entries(info.id)
     unreadable = _unreadable(entries)  # every entry readable, before a line is written
@@ -150,6 +155,29 @@ def export_command(session_id: str, fmt: str, output: str | None, store: str | N
     return 0
 
 
+@sessions_group.command("import")
+@click.argument("file", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True))
+@store_option
+@json_option
+def import_command(file: str, store: str | None, as_json: bool) -> int:
+    """A session exported with ``sessions export ID`` (JSON lines; - for stdin), into this store with
+    the same id: to move sessions between hosts, or from a SQLite file to a shared database."""
+    source = "stdin" if file == "-" else file
+    try:
+        with click.open_file(file, encoding="utf-8") as stream:
+            info, entries = read_export(stream, source)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {source}: {getattr(exc, 'strerror', None) or exc}") from exc
+    with open_store(store) as opened:
+        restored = opened.restore(info, entries)
+        location = opened.location
+    if as_json:
+        click.echo(json.dumps({**restored.to_dict(), "store": location}, ensure_ascii=False))
+    else:
+        click.echo(f"imported session {restored.id[:12]} ({len(entries)} entries) into {location}")
+    return 0
+
+
 @sessions_group.command("fork")
 @click.argument("session_id", metavar="ID")
 @click.option("--at", type=NonNegative(), help="Share entries up to this #seq (default: all).")
@@ -157,7 +185,7 @@ def export_command(session_id: str, fmt: str, output: str | None, store: str | N
 @json_option
 def fork_command(session_id: str, at: int | None, store: str | None, as_json: bool) -> int:
     """A new session that shares this one's entries (up to --at), to go another way from there."""
-    with SQLiteStore(store) as opened:
+    with open_store(store) as opened:
         info = Session.fork(opened, session_id, at)
     note = None
     if at is not None and info.fork_seq is not None and info.fork_seq < at:
@@ -185,7 +213,7 @@ def fork_command(session_id: str, at: int | None, store: str | None, as_json: bo
 @json_option
 def rm_command(session_id: str, yes: bool, force: bool, store: str | None, as_json: bool) -> int:
     """Remove a session for good (its forks keep their history)."""
-    with SQLiteStore(store) as opened:
+    with open_store(store) as opened:
         info = opened.get(session_id)
         if not yes:
             if not sys.stdin.isatty():

@@ -16,8 +16,10 @@ from tiny_agent.cli.output import write_bytes
 from tiny_agent.errors import ConfigError
 from tiny_agent.observe.report import format_stats
 from tiny_agent.observe.stats import BY, Stats, stats
+from tiny_agent.store import open_store
 from tiny_agent.store.base import GroupKey
-from tiny_agent.store.sqlite import SQLiteStore, default_store_path
+from tiny_agent.store.location import default_location
+from tiny_agent.store.sql_store import SqlStore
 
 __all__ = ["stats_command"]
 
@@ -50,14 +52,14 @@ def stats_command(
         raise ConfigError(f"--plot {plot}: the figure is a PNG; give a file name ending in .png")
     path = existing_store(store)
     if path is None:
-        click.echo(f"tiny-agent: no sessions recorded yet ({default_store_path(os.environ)} does not exist)", err=True)
+        click.echo(f"tiny-agent: no sessions recorded yet ({default_location(os.environ)} does not exist)", err=True)
         return 1
-    with SQLiteStore(path) as opened:
+    with open_store(path) as opened:
         result = stats(opened, ids, since=since, until=until, workspace=workspace, model=model, by=by)
         if not result.total.calls and not result.sessions:
             filtered = ids or since or until or workspace or model
             what = "match these filters" if filtered else "are recorded"
-            click.echo(f"tiny-agent: no model calls in {path} {what}", err=True)
+            click.echo(f"tiny-agent: no model calls in {opened.location} {what}", err=True)
             return 1
         if plot is not None:
             _plot(opened, result, Path(plot))
@@ -69,7 +71,7 @@ def stats_command(
     return 0
 
 
-def _plot(store: SQLiteStore, result: Stats, path: Path) -> None:
+def _plot(store: SqlStore, result: Stats, path: Path) -> None:
     if importlib.util.find_spec("matplotlib") is None:  # an extra: only a plot needs it
         raise ConfigError("--plot needs matplotlib: pip install 'tiny-agent[plot]'")
     from tiny_agent.observe import plot

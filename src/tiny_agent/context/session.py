@@ -16,7 +16,7 @@ from typing import Any
 from tiny_agent.context.config import NOT_RUN
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.context.entries import CallFailed, split_settings
-from tiny_agent.context.log import StoredLog
+from tiny_agent.context.log import StoredLog, write_spooled
 from tiny_agent.errors import UnreadableEntry
 from tiny_agent.store.base import SessionInfo, Store
 from tiny_agent.types import ToolSpec, ToolUseBlock
@@ -108,6 +108,7 @@ class Session:
     ) -> Session:
         taken_from = store.acquire(info.id, force=force)
         try:
+            write_spooled(store, info.id)  # what a paid call produced while the store was out of reach
             entries = store.entries(info.id)
             log = StoredLog(store, info.id, entries)
             try:

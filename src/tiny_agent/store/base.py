@@ -63,6 +63,8 @@ class SessionInfo:
     calls: int = 0
     writer: str | None = None
     """``host:pid`` of the process that holds the session open for writing, if any."""
+    host: str | None = None
+    """The host that wrote to the session last (None: written before hosts were recorded)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -229,6 +231,19 @@ class Store(Protocol):
 
     def append(self, session_id: str, entries: Sequence[NewEntry], *, expected_head: int) -> list[Entry]:
         """Append ``entries`` atomically after ``expected_head``; ``SessionConflict`` if the head moved."""
+        ...
+
+    def append_entries(self, session_id: str, entries: Sequence[Entry]) -> int:
+        """Write entries made elsewhere (held in a spool while the store was out of reach) exactly as
+        they are, ids, seqs and times kept; the first must follow the head. Those already there (an
+        append whose commit was lost with the connection) are skipped: how many were written.
+        ``SessionConflict`` if other entries took their place."""
+        ...
+
+    def restore(self, info: SessionInfo, entries: Sequence[Entry]) -> SessionInfo:
+        """A session with ``info``'s id, workspace, times and host, holding exactly ``entries`` (seqs
+        0, 1, ...; a fork's inherited entries included): a session moved from another store.
+        ``SessionConflict`` if the id is taken."""
         ...
 
     def entries(

@@ -11,12 +11,12 @@ over 200,000 calls well under a second.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from tiny_agent.redaction import redact
+from tiny_agent.store.dialect import Db
 
 __all__ = ["CALL_COLUMNS", "EVENT_COLUMNS", "INDEXED_KINDS", "CallIndex", "backfill", "copy_rows"]
 
@@ -31,6 +31,14 @@ EVENT_COLUMNS = "session_id, seq, at, kind, model, provider, workspace, reason, 
 INDEXED_KINDS = frozenset({"call", "call_done", "call_failed", "compaction", "clear", "config", "run", "stop"})
 """Entries the index reads; every other kind costs an append nothing."""
 
+
+def _replacing(columns: str) -> str:
+    """A row written again replaces the one there (both backends spell an upsert this way)."""
+    rest = columns.split(", ")[2:]  # after the key (session_id, seq)
+    return " ON CONFLICT (session_id, seq) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in rest)
+
+
+_REPLACE = {"calls": _replacing(CALL_COLUMNS), "events": _replacing(EVENT_COLUMNS)}
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 _MESSAGE_CAUSES = ("message #", "a compaction replaced", "clearing old tool output")
 """Miss causes that say the messages changed: how a call recorded before ``shared_messages`` was
@@ -51,7 +59,7 @@ class _Previous:
 class CallIndex:
     """Index rows for the entries of one session, written on the store's open transaction."""
 
-    def __init__(self, db: sqlite3.Connection, session_id: str, *, backfilling: bool = False) -> None:
+    def __init__(self, db: Db, session_id: str, *, backfilling: bool = False) -> None:
         self.db = db
         self.session_id = session_id
         self.backfilling = backfilling
@@ -118,7 +126,7 @@ class CallIndex:
             expected = expected or prev.purpose != "turn"
         self._open[seq] = _Previous(seq, purpose, model, tools, system, pins, messages)
         self.db.execute(
-            f"INSERT OR REPLACE INTO calls ({CALL_COLUMNS}) VALUES ({', '.join('?' * 31)})",
+            f"INSERT INTO calls ({CALL_COLUMNS}) VALUES ({', '.join('?' * 31)}){_REPLACE['calls']}",
             (
                 self.session_id, seq, at, None, "open", purpose, model, None, self._provider, self._workspace,
                 None, None, None, None, None, None, None, None, None,
@@ -156,7 +164,7 @@ class CallIndex:
             " WHEN ? THEN 1 WHEN cache_read_tokens IS NOT NULL THEN 0 END"
             " WHERE session_id = ? AND seq = ? AND shared_messages IS NULL AND messages_changed IS NULL"
             " AND tools_changed IS NOT NULL AND tools_changed + system_changed + pins_changed = 0",
-            (int(bool(miss_text and miss_text.startswith(_MESSAGE_CAUSES))), self.session_id, call),
+            (bool(miss_text and miss_text.startswith(_MESSAGE_CAUSES)), self.session_id, call),
         )
 
     def _event(self, kind: str, body: Mapping[str, Any], seq: int, at: float) -> None:
@@ -170,7 +178,7 @@ class CallIndex:
             count, reason = _int(body.get("steps")), _text(body.get("reason"))
         model = self._previous.model if self._previous else None
         self.db.execute(
-            f"INSERT OR REPLACE INTO events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?){_REPLACE['events']}",
             (
                 self.session_id, seq, at, kind, model, self._provider, self._workspace, reason, count,
                 _int(body.get("tokens_before")), _int(body.get("tokens_after")),
@@ -178,7 +186,7 @@ class CallIndex:
         )  # fmt: skip
 
 
-def previous_call(db: sqlite3.Connection, session_id: str, seq: int) -> _Previous | None:
+def previous_call(db: Db, session_id: str, seq: int) -> _Previous | None:
     """The newest answered call before ``seq`` in the session's history, a fork's inherited calls included."""
     sid: str | None = session_id
     limit = seq
@@ -197,7 +205,7 @@ def previous_call(db: sqlite3.Connection, session_id: str, seq: int) -> _Previou
     return None
 
 
-def backfill(db: sqlite3.Connection) -> None:
+def backfill(db: Db) -> None:
     """Index every stored call and event, parents before their forks."""
     sessions = [r[0] for r in db.execute("SELECT id FROM sessions ORDER BY created_at, id")]
     kinds = ", ".join(f"'{k}'" for k in sorted(INDEXED_KINDS))
@@ -216,13 +224,13 @@ def backfill(db: sqlite3.Connection) -> None:
                 index.add(kind, body, seq, at)
 
 
-def copy_rows(db: sqlite3.Connection, source: str, target: str, low: int, high: int) -> None:
+def copy_rows(db: Db, source: str, target: str, low: int, high: int) -> None:
     """Give ``target`` (a fork) its own copy of ``source``'s index rows with low < seq <= high."""
     for table, columns in (("calls", CALL_COLUMNS), ("events", EVENT_COLUMNS)):
         rest = columns.split(", ", 1)[1]
         db.execute(
-            f"INSERT OR REPLACE INTO {table} ({columns}) SELECT ?, {rest} FROM {table}"
-            " WHERE session_id = ? AND seq > ? AND seq <= ?",
+            f"INSERT INTO {table} ({columns}) SELECT ?, {rest} FROM {table}"
+            f" WHERE session_id = ? AND seq > ? AND seq <= ?{_REPLACE[table]}",
             (target, source, low, high),
         )
 

@@ -6,7 +6,6 @@ once and never an entry body.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -22,12 +21,12 @@ from tiny_agent.store.base import (
     UnitPrices,
 )
 from tiny_agent.store.call_index import EVENT_COLUMNS
+from tiny_agent.store.dialect import Db, Dialect
 
 __all__ = ["CallIndexReads", "call_rows", "call_totals", "event_rows", "event_totals", "miss_counts", "models"]
 
 _KEYS: dict[str, str] = {
     "session": "session_id",
-    "day": "date(at, 'unixepoch', 'localtime')",
     "model": "model",
     "provider": "provider",
     "workspace": "workspace",
@@ -40,21 +39,30 @@ _ROW_COLUMNS = (
     " shared_messages, changes, tools_changed, system_changed, pins_changed, messages_changed, expected"
 )
 
-_SUMS = """
-    count(*), total(purpose = 'turn'), total(purpose = 'compaction'), total(status = 'failed'), total(status = 'open'),
-    total(status = 'done' AND input_tokens IS NULL),
-    total(input_tokens), total(output_tokens), total(cache_read_tokens), total(cache_write_tokens),
-    total(CASE WHEN cache_read_tokens IS NOT NULL THEN input_tokens END),
-    count(cache_read_tokens), count(cache_write_tokens),
-    total(cost_usd), count(cost_usd), {uncached},
-    total(seconds), count(miss), count(tools_changed),
-    total(tools_changed), total(system_changed), total(pins_changed), total(messages_changed),
-    total(messages_changed = 1 AND expected = 1),
-    total(CASE WHEN purpose = 'compaction' THEN cost_usd END),
-    total(instr(changes, 'compaction') > 0), total(CASE WHEN instr(changes, 'compaction') > 0 THEN cost_usd END),
-    total(instr(changes, 'clear') > 0), total(CASE WHEN instr(changes, 'clear') > 0 THEN cost_usd END),
-    min(at), max(at), max(workspace)
-"""
+
+def _sums(d: Dialect, uncached: str) -> str:
+    """The sums of a ``CallTotals``, in its field order."""
+    total, count = d.total, d.count_of
+    compaction, clear = d.has("changes", "compaction"), d.has("changes", "clear")
+    return ", ".join(
+        [
+            "count(*)", count("purpose = 'turn'"), count("purpose = 'compaction'"), count("status = 'failed'"),
+            count("status = 'open'"), count("status = 'done' AND input_tokens IS NULL"),
+            total("input_tokens"), total("output_tokens"), total("cache_read_tokens"), total("cache_write_tokens"),
+            total("CASE WHEN cache_read_tokens IS NOT NULL THEN input_tokens END"),
+            "count(cache_read_tokens)", "count(cache_write_tokens)",
+            total("cost_usd"), "count(cost_usd)", uncached,
+            total("seconds"), "count(miss)", "count(tools_changed)",
+            total("tools_changed"), total("system_changed"), total("pins_changed"), total("messages_changed"),
+            count("messages_changed = 1 AND expected = 1"),
+            total("CASE WHEN purpose = 'compaction' THEN cost_usd END"),
+            count(compaction), total(f"CASE WHEN {compaction} THEN cost_usd END"),
+            count(clear), total(f"CASE WHEN {clear} THEN cost_usd END"),
+            "min(at)", "max(at)", "max(workspace)",
+        ]
+    )  # fmt: skip
+
+
 _FLOAT_AT = {13, 15, 16, 18, 26, 28, 30}
 """Indices of the dollar and second sums; the other sums are counts (``total`` answers floats)."""
 
@@ -80,20 +88,21 @@ def _where(query: CallQuery, *, events: bool = False) -> tuple[str, list[Any]]:
     return (" WHERE " + " AND ".join(parts)) if parts else "", args
 
 
-def _keys(by: Sequence[GroupKey], *, events: bool = False) -> list[str]:
+def _keys(d: Dialect, by: Sequence[GroupKey], *, events: bool = False) -> list[str]:
     unknown = [k for k in by if k not in GROUP_KEYS]
     if unknown:
         raise ValueError(f"cannot group by {unknown[0]!r}; choose from {', '.join(GROUP_KEYS)}")
-    return ["NULL" if events and k == "miss" else _KEYS[k] for k in by]  # an event has no miss
+    # an event has no miss
+    return ["NULL" if events and k == "miss" else d.day_of_at if k == "day" else _KEYS[k] for k in by]
 
 
 def call_totals(
-    db: sqlite3.Connection, query: CallQuery, by: Sequence[GroupKey] = (), prices: UnitPrices | None = None
+    db: Db, d: Dialect, query: CallQuery, by: Sequence[GroupKey] = (), prices: UnitPrices | None = None
 ) -> list[CallTotals]:
-    keys = _keys(by)
+    keys = _keys(d, by)
     where, args = _where(query)
-    uncached, price_args = _uncached(prices or {})
-    select = ", ".join([*keys, _SUMS.format(uncached=uncached)])
+    uncached, price_args = _uncached(d, prices or {})
+    select = ", ".join([*keys, _sums(d, uncached)])
     # By session alone the primary key's order serves the grouping: no sort of every row.
     group = f" GROUP BY {', '.join(keys)}" if keys else ""
     rows = db.execute(f"SELECT {select} FROM calls{where}{group}", [*price_args, *args]).fetchall()
@@ -107,17 +116,18 @@ def call_totals(
     return out
 
 
-def _uncached(prices: UnitPrices) -> tuple[str, list[Any]]:
+def _uncached(d: Dialect, prices: UnitPrices) -> tuple[str, list[Any]]:
     """The three sums behind what caching saved (uncached price, real cost, calls), each model's unit
     prices inlined: one pass over the rows, however many models."""
     if not prices:
         return "0.0, 0.0, 0", []
     unknown = "WHEN cost_usd IS NULL OR input_tokens IS NULL OR output_tokens IS NULL THEN NULL"
-    which = "WHEN provider IS ? AND model = ?"
+    which = f"WHEN provider {d.same} ? AND model = ?"
     price = " ".join(f"{which} THEN input_tokens * ? + output_tokens * ?" for _ in prices)
     cost = " ".join(f"{which} THEN cost_usd" for _ in prices)
     count = " ".join(f"{which} THEN 1" for _ in prices)
-    sql = f"total(CASE {unknown} {price} END), total(CASE {unknown} {cost} END), count(CASE {unknown} {count} END)"
+    sums = [d.total(f"CASE {unknown} {price} END"), d.total(f"CASE {unknown} {cost} END")]
+    sql = f"{sums[0]}, {sums[1]}, count(CASE {unknown} {count} END)"
     args: list[Any] = []
     for (provider, model), (per_in, per_out) in prices.items():
         args += [provider, model, per_in, per_out]
@@ -125,15 +135,15 @@ def _uncached(prices: UnitPrices) -> tuple[str, list[Any]]:
     return sql, [*args, *pairs, *pairs]
 
 
-def models(db: sqlite3.Connection, query: CallQuery) -> list[tuple[str | None, str]]:
+def models(db: Db, query: CallQuery) -> list[tuple[str | None, str]]:
     where, args = _where(query)
     return [(r[0], r[1]) for r in db.execute(f"SELECT DISTINCT provider, model FROM calls{where}", args)]
 
 
 def miss_counts(
-    db: sqlite3.Connection, query: CallQuery, by: Sequence[GroupKey] = ()
+    db: Db, d: Dialect, query: CallQuery, by: Sequence[GroupKey] = ()
 ) -> list[tuple[tuple[str | None, ...], str, int]]:
-    keys = _keys(by)
+    keys = _keys(d, by)
     where, args = _where(query)
     where = f"{where} AND miss IS NOT NULL" if where else " WHERE miss IS NOT NULL"
     select = ", ".join([*keys, "miss", "count(*)"])
@@ -143,7 +153,7 @@ def miss_counts(
     return [(tuple(r[:n]), r[n], int(r[n + 1])) for r in rows]
 
 
-def call_rows(db: sqlite3.Connection, query: CallQuery) -> list[CallRow]:
+def call_rows(db: Db, query: CallQuery) -> list[CallRow]:
     where, args = _where(query)
     rows = db.execute(f"SELECT {_ROW_COLUMNS} FROM calls{where} ORDER BY session_id, seq", args).fetchall()
     out = []
@@ -156,24 +166,17 @@ def call_rows(db: sqlite3.Connection, query: CallQuery) -> list[CallRow]:
     return out
 
 
-def event_rows(db: sqlite3.Connection, query: CallQuery) -> list[EventRow]:
+def event_rows(db: Db, query: CallQuery) -> list[EventRow]:
     where, args = _where(query, events=True)
     rows = db.execute(f"SELECT {EVENT_COLUMNS} FROM events{where} ORDER BY session_id, seq", args).fetchall()
     return [EventRow(*row) for row in rows]
 
 
-def event_totals(db: sqlite3.Connection, query: CallQuery, by: Sequence[GroupKey] = ()) -> list[EventTotals]:
-    keys = _keys(by, events=True)
+def event_totals(db: Db, d: Dialect, query: CallQuery, by: Sequence[GroupKey] = ()) -> list[EventTotals]:
+    keys = _keys(d, by, events=True)
     where, args = _where(query, events=True)
-    select = ", ".join(
-        [
-            *keys,
-            "kind",
-            "reason",
-            "count(*)",
-            "total(CASE WHEN tokens_after IS NOT NULL THEN tokens_before - tokens_after END)",
-        ]
-    )
+    saved = d.total("CASE WHEN tokens_after IS NOT NULL THEN tokens_before - tokens_after END")
+    select = ", ".join([*keys, "kind", "reason", "count(*)", saved])
     group = ", ".join([*keys, "kind", "reason"])
     rows = db.execute(f"SELECT {select} FROM events{where} GROUP BY {group}", args).fetchall()
     n = len(keys)
@@ -181,38 +184,38 @@ def event_totals(db: sqlite3.Connection, query: CallQuery, by: Sequence[GroupKey
 
 
 class CallIndexReads:
-    """The ``Store`` methods that read the call index, for a store on one SQLite connection
-    (``SQLiteStore``): every SQLite failure becomes the store's one-line ``StoreError``."""
+    """The ``Store`` methods that read the call index, for a store whose ``_reading`` gives a connection
+    and turns every database failure into the store's one-line ``StoreError``."""
 
-    _db: sqlite3.Connection
+    _dialect: Dialect
 
-    def _errors(self, action: str) -> AbstractContextManager[None]:
+    def _reading(self, action: str) -> AbstractContextManager[Db]:
         raise NotImplementedError
 
     def calls(self, query: CallQuery) -> list[CallRow]:
-        with self._errors("read the calls"):
-            return call_rows(self._db, query)
+        with self._reading("read the calls") as db:
+            return call_rows(db, query)
 
     def call_totals(
         self, query: CallQuery, by: Sequence[GroupKey] = (), *, prices: UnitPrices | None = None
     ) -> list[CallTotals]:
-        with self._errors("sum the calls"):
-            return call_totals(self._db, query, by, prices)
+        with self._reading("sum the calls") as db:
+            return call_totals(db, self._dialect, query, by, prices)
 
     def models(self, query: CallQuery) -> list[tuple[str | None, str]]:
-        with self._errors("list the models"):
-            return models(self._db, query)
+        with self._reading("list the models") as db:
+            return models(db, query)
 
     def miss_counts(
         self, query: CallQuery, by: Sequence[GroupKey] = ()
     ) -> list[tuple[tuple[str | None, ...], str, int]]:
-        with self._errors("count the misses"):
-            return miss_counts(self._db, query, by)
+        with self._reading("count the misses") as db:
+            return miss_counts(db, self._dialect, query, by)
 
     def events(self, query: CallQuery) -> list[EventRow]:
-        with self._errors("read the events"):
-            return event_rows(self._db, query)
+        with self._reading("read the events") as db:
+            return event_rows(db, query)
 
     def event_totals(self, query: CallQuery, by: Sequence[GroupKey] = ()) -> list[EventTotals]:
-        with self._errors("sum the events"):
-            return event_totals(self._db, query, by)
+        with self._reading("sum the events") as db:
+            return event_totals(db, self._dialect, query, by)

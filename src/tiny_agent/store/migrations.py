@@ -1,46 +1,49 @@
-"""The store's schema, as an ordered list of migrations. The schema version is ``PRAGMA user_version``:
-the number of migrations applied. Each runs inside the transaction that records it, so a crash in
-the middle leaves the previous version intact. Plain SQL only: table-rebuild helpers of libraries
-have broken real databases of other tools (simonw/llm #164).
+"""The store's schema, as an ordered list of migrations that both backends run, each written once
+(``Dialect`` spells what differs). The schema version is the number of migrations applied:
+``PRAGMA user_version`` in SQLite, the rows of ``schema_migrations`` in PostgreSQL. Each runs
+inside the transaction that records it, so a crash in the middle leaves the previous version
+intact. Plain SQL only: table-rebuild helpers of libraries have broken real databases of other
+tools (simonw/llm #164).
 
 Never edit a migration that has shipped; append a new one.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 
+from tiny_agent.errors import StoreError
 from tiny_agent.store.call_index import backfill
+from tiny_agent.store.dialect import Db, Dialect
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate"]
 
 
-def m001_sessions_and_entries(db: sqlite3.Connection) -> None:
+def m001_sessions_and_entries(db: Db, d: Dialect) -> None:
     db.execute(
-        """
+        f"""
         CREATE TABLE sessions (
-            id TEXT PRIMARY KEY,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL,
+            id {d.key} PRIMARY KEY,
+            created_at {d.real} NOT NULL,
+            updated_at {d.real} NOT NULL,
             workspace TEXT,
-            parent_id TEXT REFERENCES sessions(id),
+            parent_id {d.key} REFERENCES sessions(id),
             fork_seq INTEGER,
             head INTEGER NOT NULL DEFAULT -1,
             writer TEXT,
-            writer_seen_at REAL
+            writer_seen_at {d.real}
         )
         """
     )
     db.execute(
-        """
+        f"""
         CREATE TABLE entries (
-            session_id TEXT NOT NULL REFERENCES sessions(id),
+            session_id {d.key} NOT NULL REFERENCES sessions(id),
             seq INTEGER NOT NULL,
             id TEXT NOT NULL,
             kind TEXT NOT NULL,
             body TEXT NOT NULL,
-            at REAL NOT NULL,
+            at {d.real} NOT NULL,
             PRIMARY KEY (session_id, seq)
         )
         """
@@ -49,11 +52,16 @@ def m001_sessions_and_entries(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX entries_by_id ON entries (id)")
 
 
-def m002_listing_columns(db: sqlite3.Connection) -> None:
+def m002_listing_columns(db: Db, d: Dialect) -> None:
     """What ``sessions list`` shows, kept on the session row so a listing never scans entries."""
     db.execute("ALTER TABLE sessions ADD COLUMN title TEXT NOT NULL DEFAULT ''")
     db.execute("ALTER TABLE sessions ADD COLUMN calls INTEGER NOT NULL DEFAULT 0")
-    db.execute("ALTER TABLE sessions ADD COLUMN cost_usd REAL")
+    db.execute(f"ALTER TABLE sessions ADD COLUMN cost_usd {d.real}")
+    if d.name != "sqlite":
+        # The backfill reads SQLite's JSON functions. A PostgreSQL store was never at version 1:
+        # its first open runs this right after m001, on empty tables.
+        db.execute("CREATE INDEX sessions_by_update ON sessions (updated_at)")
+        return
     db.execute(
         """
         UPDATE sessions SET
@@ -68,17 +76,17 @@ def m002_listing_columns(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX sessions_by_update ON sessions (updated_at)")
 
 
-def m003_call_index(db: sqlite3.Connection) -> None:
+def m003_call_index(db: Db, d: Dialect) -> None:
     """An index of model calls and window events, so looking back never parses entry bodies
     (``store.call_index``); filled from the entries already stored."""
     db.execute("ALTER TABLE sessions ADD COLUMN provider TEXT")
     db.execute(
-        """
+        f"""
         CREATE TABLE calls (
-            session_id TEXT NOT NULL REFERENCES sessions(id),
+            session_id {d.key} NOT NULL REFERENCES sessions(id),
             seq INTEGER NOT NULL,
-            at REAL NOT NULL,
-            done_at REAL,
+            at {d.real} NOT NULL,
+            done_at {d.real},
             status TEXT NOT NULL,
             purpose TEXT NOT NULL,
             model TEXT NOT NULL,
@@ -89,8 +97,8 @@ def m003_call_index(db: sqlite3.Connection) -> None:
             output_tokens INTEGER,
             cache_read_tokens INTEGER,
             cache_write_tokens INTEGER,
-            cost_usd REAL,
-            seconds REAL,
+            cost_usd {d.real},
+            seconds {d.real},
             stop_reason TEXT,
             miss TEXT,
             provider_miss TEXT,
@@ -112,11 +120,11 @@ def m003_call_index(db: sqlite3.Connection) -> None:
     )
     db.execute("CREATE INDEX calls_by_time ON calls (at)")
     db.execute(
-        """
+        f"""
         CREATE TABLE events (
-            session_id TEXT NOT NULL REFERENCES sessions(id),
+            session_id {d.key} NOT NULL REFERENCES sessions(id),
             seq INTEGER NOT NULL,
-            at REAL NOT NULL,
+            at {d.real} NOT NULL,
             kind TEXT NOT NULL,
             model TEXT,
             provider TEXT,
@@ -132,9 +140,29 @@ def m003_call_index(db: sqlite3.Connection) -> None:
     backfill(db)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+def m004_host(db: Db, d: Dialect) -> None:
+    """The host that wrote a session last, for ``sessions list`` when several hosts share a store
+    (unknown for what was written before)."""
+    db.execute("ALTER TABLE sessions ADD COLUMN host TEXT")
+
+
+MIGRATIONS: list[Callable[[Db, Dialect], None]] = [
     m001_sessions_and_entries,
     m002_listing_columns,
     m003_call_index,
+    m004_host,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(db: Db, d: Dialect, version: int, record: Callable[[int], None], *, store: str, newer: str) -> None:
+    """Run the migrations after ``version`` inside the caller's transaction, ``record``-ing each new
+    version as it is reached; a store newer than this code is refused (``newer`` says what to do)."""
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"session store {store} has schema version {version}, newer than this tiny-agent knows "
+            f"({SCHEMA_VERSION}); {newer}"
+        )
+    for number in range(version, SCHEMA_VERSION):
+        MIGRATIONS[number](db, d)
+        record(number + 1)

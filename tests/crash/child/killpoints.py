@@ -4,9 +4,11 @@
 wraps a few functions of the real code. Each wrapper passes a named point; the ``n``-th pass of the
 point named in ``kill`` SIGKILLs this process there and then. Points:
 
-- ``append:before`` / ``append:after``: around ``SQLiteStore.append`` (the label names the kinds);
+- ``append:before`` / ``append:after``: around the store's ``append_entries`` (the label names the
+  kinds), which a stored session's every batch goes through;
 - ``sql:before:VERB`` / ``sql:after:VERB``: around each ``BEGIN``, ``INSERT``, ``UPDATE``,
-  ``COMMIT``, ... the store's connection executes (inside the transaction, before/after COMMIT);
+  ``COMMIT``, ... the store's connection executes (inside the transaction, before/after COMMIT),
+  SQLite's or PostgreSQL's;
 - ``tool:before`` / ``tool:after``: around ``Toolbox.run`` (before the tool starts; after it
   finished and before its result is committed);
 - ``send:before`` / ``send:after``: around ``AnthropicProvider.send`` (the ``call`` entry is
@@ -64,6 +66,7 @@ def install() -> None:
     _fd = os.open(_spec["journal"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     _wrap_store()
     _wrap_sqlite()
+    _wrap_postgres()
     _wrap_tools()
     _wrap_provider()
     _wrap_repair()
@@ -85,23 +88,24 @@ def _labelled(text: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _wrap_store() -> None:
+    from tiny_agent.store.sql_store import SqlStore
     from tiny_agent.store.sqlite import SQLiteStore
 
-    original_append = SQLiteStore.append
+    original_append = SqlStore.append_entries
 
-    def append(self: SQLiteStore, session_id: str, entries: Sequence[Any], *, expected_head: int) -> Any:
-        kinds = [kind for kind, _ in entries]
-        named = [f"{kind}:{body['purpose']}" if kind in ("call", "call_done") else kind for kind, body in entries]
+    def append_entries(self: SqlStore, session_id: str, entries: Sequence[Any]) -> int:
+        kinds = [e.kind for e in entries]
+        named = [f"{e.kind}:{e.body['purpose']}" if e.kind in ("call", "call_done") else e.kind for e in entries]
         text = f"append[{','.join(named)}]"
         _label.append(text)
         try:
             point("append:before", text)
-            written = original_append(self, session_id, entries, expected_head=expected_head)
+            written = original_append(self, session_id, entries)
             event(
                 "commit",
                 session=session_id,
-                seqs=[e.seq for e in written],
-                ids=[e.id for e in written],
+                seqs=[e.seq for e in entries],
+                ids=[e.id for e in entries],
                 kinds=kinds,
             )
             point("append:after", text)
@@ -109,9 +113,15 @@ def _wrap_store() -> None:
         finally:
             _label.pop()
 
-    SQLiteStore.append = append  # type: ignore[method-assign]
-    for name in ("create", "acquire", "release", "_migrate"):
-        setattr(SQLiteStore, name, _labelled(name.strip("_"), getattr(SQLiteStore, name)))
+    SqlStore.append_entries = append_entries  # type: ignore[method-assign]
+    for name in ("create", "acquire", "release"):
+        setattr(SqlStore, name, _labelled(name, getattr(SqlStore, name)))
+    SQLiteStore._migrate = _labelled("migrate", SQLiteStore._migrate)  # type: ignore[method-assign]
+    try:
+        from tiny_agent.store.postgres import PostgresStore
+    except ImportError:  # no psycopg: only SQLite is tested
+        return
+    PostgresStore._migrate = _labelled("migrate", PostgresStore._migrate)  # type: ignore[method-assign]
 
 
 _lazy_commit: list[bool] = []
@@ -142,6 +152,32 @@ def _wrap_sqlite() -> None:
         return original(*args, **kwargs)
 
     sqlite3.connect = connect
+
+
+def _wrap_postgres() -> None:
+    """The same points around the statements of the PostgreSQL store (its ``?`` connection)."""
+    try:
+        from tiny_agent.store import postgres
+    except ImportError:
+        return
+    original = postgres._Qmark.execute
+
+    def execute(self: Any, sql: str, parameters: Any = (), /) -> Any:
+        verb = sql.split(None, 1)[0].upper() if sql.strip() else ""
+        if verb not in SQL_VERBS:
+            return original(self, sql, parameters)
+        in_transaction = self.conn.info.transaction_status != 0  # not IDLE
+        if _lazy_commit and verb == "BEGIN" and in_transaction:
+            original(self, "COMMIT")
+        label = _label[-1] if _label else "?"
+        point(f"sql:before:{verb}", label)
+        if _lazy_commit and verb == "COMMIT":
+            return None
+        cursor = original(self, sql, parameters)
+        point(f"sql:after:{verb}", label)
+        return cursor
+
+    postgres._Qmark.execute = execute  # type: ignore[method-assign]
 
 
 def _wrap_tools() -> None:

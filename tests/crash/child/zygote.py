@@ -13,6 +13,7 @@ when that child ends (``code`` as ``subprocess`` gives it: -9 for SIGKILL).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -28,6 +29,9 @@ import killpoints
 import tiny_agent.cli.app
 from tiny_agent.providers.anthropic import AnthropicProvider
 from tiny_agent.types import Message, Prompt
+
+with contextlib.suppress(ImportError):  # the PostgreSQL store (psycopg, its pool), for cases against a server
+    import tiny_agent.store.postgres
 
 
 def _warm_up() -> None:
