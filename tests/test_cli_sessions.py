@@ -234,3 +234,22 @@ def test_a_session_stored_before_appended_system_was_recorded_does_not_get_it_tw
     stored = "You are careful.\n\nBe terse."
     assert compose_system(None, "Be terse.", stored, None) == stored
     assert compose_system(None, "B", "X\n\nA", "") == "X\n\nA\n\nB", "--system reset what was appended"
+
+
+def test_options_written_before_a_command_go_to_that_command(
+    workspace: Path, script: Script, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`tiny-agent --store X sessions list` lists sessions: it is not the task "sessions list"."""
+    feed(script, Message.assistant("done"))
+    other = tmp_path / "other.db"
+    assert main(["--store", str(other), "read notes"]) == 0
+    capsys.readouterr()
+    calls = len(script)
+    assert main(["--store", str(other), "sessions", "list", "--json"]) == 0
+    assert [s["title"] for s in json.loads(capsys.readouterr().out)] == ["read notes"]
+    assert main(["--store", str(other), "stats"]) == 0
+    assert "1 sessions" in capsys.readouterr().out
+    assert len(script) == calls, "no model was asked"
+    feed(script, Message.assistant("a task"))
+    assert main(["--store", str(other), "list the sessions"]) == 0, "a task is still a task"
+    assert capsys.readouterr().out.strip() == "a task"

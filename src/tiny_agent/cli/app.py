@@ -77,8 +77,38 @@ def _app() -> None:
     """
 
 
-app: click.Group = click.group(  # type: ignore[no-untyped-call]
-    cls=DefaultGroup,
+class _Group(DefaultGroup):  # type: ignore[misc]  # click-default-group has no types
+    """The default group, where options written before a command go to that command:
+    ``tiny-agent --store URL sessions list`` lists sessions rather than running the task
+    "sessions list" (which costs a model call) with that store."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        parsed: list[str] = super().parse_args(ctx, _command_first(self, ctx, args))
+        return parsed
+
+
+def _command_first(group: click.Group, ctx: click.Context, args: list[str]) -> list[str]:
+    """``args`` with a command name that follows only options moved to the front."""
+    run = group.commands["run"]
+    for at, word in enumerate(args):
+        if at == 0 or word not in group.commands or word == "run":
+            continue
+        try:
+            _, positional, _ = run.make_parser(click.Context(run, parent=ctx)).parse_args(list(args[:at]))
+        except click.UsageError:
+            return args
+        if positional:
+            return args
+        command, rest = [word], args[at + 1 :]
+        sub = group.commands[word]
+        if isinstance(sub, click.Group) and rest and rest[0] in sub.commands:
+            command, rest = [word, rest[0]], rest[1:]  # `sessions list`: the options are list's
+        return [*command, *args[:at], *rest]
+    return args
+
+
+app: click.Group = click.group(
+    cls=_Group,
     default="run",
     default_if_no_args=True,
     epilog=EPILOG,
