@@ -24,6 +24,7 @@ import argparse
 import dataclasses
 import json
 import shutil
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -139,8 +140,7 @@ def main() -> None:
         "write_offered_unasked": sum(bool(r["write_offered_unasked"]) for r in rows),
         "date": time.strftime("%Y-%m-%d"),
         "code": str(Path(tiny_agent.__file__).parent),  # main's src for a "before" run
-        "command": "PYTHONPATH=src .venv/bin/python benchmarks/guide_offers.py"
-        + (f" --label {args.label}" if args.label else ""),
+        "command": " ".join(["PYTHONPATH=src .venv/bin/python benchmarks/guide_offers.py", *sys.argv[1:]]),
     }
     out = (
         args.out

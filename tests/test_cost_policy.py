@@ -51,6 +51,16 @@ def test_the_threshold_follows_the_cost_of_a_compaction_and_the_growth() -> None
     assert best_threshold(ANTHROPIC_RATIOS, cycle(0), 50_000) == 50_000, "a window that does not grow"
 
 
+def test_the_threshold_stays_where_the_kept_half_is_still_cached() -> None:
+    """On a model with a 4,096-token cache minimum (Haiku 4.5), a compaction must leave a window that
+    is cached: at least twice the minimum, of which a compaction keeps at most half."""
+    c = cycle(300)
+    free = best_threshold(ANTHROPIC_RATIOS, c, 200_000)
+    assert free < 8192, "the cycle alone would compact below it"
+    assert best_threshold(ANTHROPIC_RATIOS, c, 200_000, floor=8192) >= 8192
+    assert best_threshold(ANTHROPIC_RATIOS, c, 6000, floor=8192) == 6000, "compact_at stays a ceiling"
+
+
 def grown(turns: int, size: int, clock: list[float], config: ContextConfig | None = None) -> Context:
     ctx = Context("system prompt " * 50, (READ,), pins=[PIN], config=config, clock=lambda: clock[0])
     ctx.add_user("read every file")

@@ -100,12 +100,12 @@ class Cycle:
         return (rewrite + reads + summary_call) / turns
 
 
-def best_threshold(prices: TokenPrices, cycle: Cycle, ceiling: int) -> int:
-    """The compaction threshold (at most ``ceiling``) whose cycle costs least per turn, in the middle of
-    the thresholds that give that cycle; ``ceiling`` when the window does not grow."""
+def best_threshold(prices: TokenPrices, cycle: Cycle, ceiling: int, floor: float = 0) -> int:
+    """The compaction threshold (at least ``floor``, at most ``ceiling``) whose cycle costs least per
+    turn, in the middle of the thresholds that give that cycle; ``ceiling`` when the window does not grow."""
     if cycle.growth < 1:
         return ceiling
-    low = cycle.fixed + cycle.record + cycle.growth
+    low = max(cycle.fixed + cycle.record + cycle.growth, floor)
     if low >= ceiling:
         return ceiling
     candidates: list[float] = []

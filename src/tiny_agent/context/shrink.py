@@ -327,7 +327,9 @@ def cost_threshold(ctx: Shrinkable, provider: Provider, ceiling: int, tokens: in
         reserve=config.summary_max_tokens,
     )
     prices = decision_prices(provider.profile)
-    threshold = best_threshold(prices, cycle, ceiling)
+    # Under twice the minimum cacheable length, the half a compaction keeps is below it: every request
+    # until the window grows past it again is sent uncached, which the cycle's arithmetic does not see.
+    threshold = best_threshold(prices, cycle, ceiling, floor=2 * provider.profile.cache.min_tokens)
     start = cycle.start(threshold)
     steady = threshold - start
     window = state.messages[state.base :]
