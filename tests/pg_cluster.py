@@ -33,6 +33,11 @@ SERVER_USER = "postgres"
 DB_USER = "tiny"
 
 
+def _runuser() -> str | None:
+    """``runuser``, also where a minimal PATH (a CI job's, cron's) leaves out the sbin folders."""
+    return shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/sbin")
+
+
 def find_bin() -> Path | None:
     """The folder of ``initdb`` and ``pg_ctl``: ``$PG_BIN``, the PATH, or the newest Debian install."""
     candidates = [os.environ.get("PG_BIN", "")]
@@ -55,7 +60,7 @@ def why_not() -> str | None:
     """Why no cluster can be started here, or None if one can."""
     if find_bin() is None:
         return "PostgreSQL is not installed (initdb not found; Debian: apt-get install postgresql)"
-    if os.geteuid() == 0 and shutil.which("runuser") is None:
+    if os.geteuid() == 0 and _runuser() is None:
         return "running as root without runuser, and initdb refuses root"
     if os.geteuid() == 0:
         try:
@@ -96,7 +101,7 @@ class Cluster:
         assert bin_dir is not None, why_not()
         command = [str(bin_dir / argv[0]), *argv[1:]]
         if os.geteuid() == 0:
-            command = ["runuser", "-u", SERVER_USER, "--", *command]
+            command = [str(_runuser()), "-u", SERVER_USER, "--", *command]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
         if check and done.returncode != 0:
             tail = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
