@@ -30,6 +30,7 @@ from tiny_agent.cli import main
 from tiny_agent.errors import StoreUnavailable
 from tiny_agent.redaction import display_url
 from tiny_agent.store import open_store
+from tiny_agent.store.location import shown_location
 from tiny_agent.testing import tool_call
 from tiny_agent.types import Entry, Message
 
@@ -92,6 +93,10 @@ def test_a_session_moves_between_backends_and_renders_byte_identical(
             capsys.readouterr()
     assert main(["sessions", "import", str(tmp_path / "s.jsonl"), "--store", pg_url]) == 2
     one_line(capsys, display_url(pg_url), sid[:12], "already in")
+    lines = original["jsonl"].splitlines(keepends=True)
+    (tmp_path / "cut.jsonl").write_text("".join(lines[:6]))  # cut at the end of a line
+    assert main(["sessions", "import", str(tmp_path / "cut.jsonl"), "--store", str(tmp_path / "cut.db")]) == 2
+    one_line(capsys, "holds 5 entries", f"says {len(lines) - 1}", "cut short")
     feed(script, Message.assistant("Milk, still."))
     assert main(["--store", pg_url, "--resume", sid, "and now?"]) == 0, "an imported session goes on"
 
@@ -202,6 +207,41 @@ def test_a_url_that_leads_nowhere_is_one_line(where: str, expected: str, capsys:
     assert main(["sessions", "list", "--store", f"postgresql://agent:pw-7654321@{where}"]) == 2
     line = one_line(capsys, f"session store postgresql://{where.split('?')[0]}: ", expected)
     assert "pw-7654321" not in line
+
+
+@pytest.mark.parametrize(
+    ("url", "shown", "bad"),
+    [
+        ("postgresql://tiny:S3c ret@127.0.0.1:1/agents", "postgresql://127.0.0.1:1/agents", "' '"),
+        ("postgresql://tiny:p@ss@127.0.0.1:1/agents", "postgresql://127.0.0.1:1/agents", "'@'"),
+        ("postgresql://tiny:pa#ss@127.0.0.1:1/agents", "postgresql://127.0.0.1:1/agents", "'#'"),
+    ],
+)
+def test_a_password_a_url_must_encode_is_refused_without_showing_it(
+    url: str, shown: str, bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """libpq would quote a short password back in its error, or take its tail for the host."""
+    assert main(["sessions", "list", "--store", url]) == 2
+    line = one_line(capsys, f"session store {shown}: ", f"holds {bad}", "percent-encode", "PGPASSWORD")
+    assert not any(part in line for part in ("S3c", "ret@", "p@ss", "ss@", "pa#"))
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://", "postgresql://(local socket)"),
+        ("postgresql://user@/agents", "postgresql://(local socket)/agents"),
+        ("postgresql:///agents", "postgresql://(local socket)/agents"),
+        ("postgresql://db.example:notaport/agents", "postgresql://db.example:(port?)"),
+    ],
+)
+def test_a_url_without_a_host_is_named_by_where_libpq_goes(
+    url: str, shown: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PGHOST", raising=False)
+    assert shown_location(url) == shown
+    monkeypatch.setenv("PGHOST", "db.internal")
+    assert shown_location("postgresql:///agents") == "postgresql://db.internal/agents"
 
 
 def test_a_user_who_may_not_create_tables_is_told_what_to_ask_for(
@@ -345,6 +385,39 @@ def test_a_restart_in_the_middle_of_a_run_reconnects_and_says_so(
     kinds = entry_kinds(url, sid)
     assert kinds.count("call_done") == len(script[-1].requests) == 2, kinds
     assert "tool_result" in kinds and kinds[-1] == "stop"
+
+
+def test_a_session_taken_while_the_server_restarted_keeps_the_paid_reply_in_a_file(
+    own_cluster: Cluster, workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The restart ends this run's lease; another process opens the session before this one is back:
+    the reply it paid for cannot follow the other's entries, so it goes to a file the line names."""
+    url = own_cluster.url()
+    holders: list[subprocess.Popen[str]] = []
+
+    def restart_and_take(body: dict[str, Any]) -> Message:
+        own_cluster.restart()
+        with open_store(url) as store:
+            (info,) = store.sessions()
+        holder = subprocess.Popen([sys.executable, "-c", HOLDER, url, info.id], stdout=subprocess.PIPE, text=True)
+        holders.append(holder)
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        return tool_call("read_file", "c1", path="notes.txt")
+
+    feed(script, restart_and_take, Message.assistant("never asked"))
+    try:
+        assert main(["--store", url, "what is in notes.txt?"]) == 2
+        err = capsys.readouterr().err
+        (line,) = [x for x in err.splitlines() if "taken over" in x]
+        assert f"taken over by pid {holders[0].pid} on {socket.gethostname()}" in line and "--force" not in line
+        kept = next(Path(word) for word in line.split() if word.endswith(".jsonl"))
+        kinds = [json.loads(row)["kind"] for row in kept.read_text().splitlines()]
+        assert kinds == ["response", "call_done"], "the paid reply is in the file the line names"
+        assert len(script[-1].requests) == 1, "nothing more was sent"
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait()
 
 
 def test_entries_kept_for_a_session_that_moved_on_stay_in_their_file(

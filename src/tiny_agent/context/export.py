@@ -73,6 +73,11 @@ def read_export(lines: Iterable[str], source: str) -> tuple[SessionInfo, list[En
         entries.append(entry)
     if info is None:
         raise ConfigError(f"{source} is empty: there is no session in it")
+    if info.head >= 0 and len(entries) != info.head + 1:
+        raise ConfigError(
+            f"{source} holds {len(entries)} entries of session {info.id[:12]}, and its header says "
+            f"{info.head + 1}: the file was cut short (or added to); export the session again"
+        )
     return info, entries
 
 
@@ -95,7 +100,7 @@ def _header(row: Any, where: str) -> SessionInfo:
         float(updated),
         workspace if isinstance(workspace, str) else None,
         str(session.get("title") or ""),
-        -1,
+        head if isinstance(head := session.get("head"), int) and not isinstance(head, bool) else -1,
         host=host if isinstance(host, str) else None,
     )
 

@@ -100,6 +100,8 @@ class StoredLog:
         with _sigint_deferred():
             try:
                 self._write(made)
+            except SessionConflict as exc:
+                self._set_aside(made, exc)
             except StoreUnavailable as first:
                 if not first.again:
                     self._keep(made, first)
@@ -117,6 +119,17 @@ class StoredLog:
             write_spooled(self.store, self.session_id)
             self._spooled = False
         self.store.append_entries(self.session_id, made)
+
+    def _set_aside(self, made: list[Entry], exc: SessionConflict) -> None:
+        """Another process writes the session now: what this one paid for or ran cannot follow its
+        entries, and is not dropped either: it goes to a file of its own, which the line names."""
+        if not {e.kind for e in made} & HAPPENED:
+            raise exc
+        path = self.spool.set_aside(made)
+        raise SessionConflict(
+            f"{exc}; this run's {', '.join(dict.fromkeys(e.kind for e in made))} (entries #{made[0].seq}-"
+            f"#{made[-1].seq}, not in the session) are kept in {path}"
+        ) from exc
 
     def _keep(self, made: list[Entry], exc: StoreUnavailable) -> None:
         """Keep in the spool what already happened outside the store (a paid reply, a tool's result, and

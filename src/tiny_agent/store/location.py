@@ -10,13 +10,21 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import platformdirs
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.redaction import display_url
 
-__all__ = ["POSTGRES_SCHEMES", "STORE_ENV", "default_location", "is_postgres", "shown_location"]
+__all__ = [
+    "POSTGRES_SCHEMES",
+    "STORE_ENV",
+    "default_location",
+    "is_postgres",
+    "shown_location",
+    "unencoded_userinfo",
+]
 
 STORE_ENV = "TINY_AGENT_STORE"
 """Environment variable naming the store (a file path or a postgresql:// URL); ``--store`` overrides it."""
@@ -49,11 +57,31 @@ def is_postgres(location: str) -> bool:
 
 
 def shown_location(location: str) -> str:
-    """The location as messages show it: a URL without its user, password and query."""
-    found = _URL.match(location.strip())
+    """The location as messages show it: a URL without its user, password and query (read from the
+    last ``@``, so that a password holding one is not taken for the host), and where it names no
+    host, where libpq will go instead ($PGHOST, else the local socket)."""
+    text = location.strip()
+    found = _URL.match(text)
     if found is None:
         return location
+    scheme, rest = found.group(1), text[found.end() :].rpartition("@")[2]
     try:
-        return display_url(location.strip())
+        shown = display_url(f"{scheme}://{rest}")
     except ValueError:  # a port that is not a number
-        return f"{found.group(1)}:"
+        return f"{scheme}://{rest.split('/')[0].split(':')[0]}:(port?)"
+    if urlsplit(f"{scheme}://{rest}").hostname:
+        return shown
+    path = urlsplit(f"{scheme}://{rest}").path
+    return f"{scheme}://{os.environ.get('PGHOST') or '(local socket)'}{path}"
+
+
+def unencoded_userinfo(location: str) -> str | None:
+    """The character of a URL's user or password that libpq would misread unless percent-encoded
+    (a space, ``@``, ``/``, ``#``, ``?``), if there is one: libpq then quotes the password back in
+    its error, or takes part of it for the host."""
+    text = location.strip()
+    found = _URL.match(text)
+    if found is None or "@" not in text[found.end() :]:
+        return None
+    userinfo = text[found.end() :].rpartition("@")[0]
+    return next((c for c in " @/#?" if c in userinfo), None)

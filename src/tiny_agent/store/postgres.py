@@ -32,11 +32,11 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from tiny_agent.errors import StoreError, StoreUnavailable
+from tiny_agent.errors import SessionConflict, StoreError, StoreUnavailable
 from tiny_agent.redaction import redact, register_secret
 from tiny_agent.store.base import NewEntry
 from tiny_agent.store.dialect import POSTGRES, Cursor, Db
-from tiny_agent.store.location import shown_location
+from tiny_agent.store.location import shown_location, unencoded_userinfo
 from tiny_agent.store.migrations import migrate
 from tiny_agent.store.postgres_errors import failure
 from tiny_agent.store.postgres_lease import end_holder, gone_from_here, lock_key, try_lock, wait_for_lock
@@ -52,6 +52,15 @@ CONNECT_TIMEOUT_S = 10
 restarting, say) before it fails; the URL's ``connect_timeout`` sets both."""
 STATEMENT_TIMEOUT = "30s"
 """Applied unless the URL, the role or the database sets one: a stuck lock fails instead of hanging."""
+NETWORK_TIMEOUTS = {
+    "keepalives": 1,
+    "keepalives_idle": 15,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 30_000,
+}
+"""libpq's TCP settings unless the URL gives them: a dead peer is noticed in about 30 s (sent data
+unacknowledged that long, or three keepalives unanswered after 15 s of silence)."""
 MIGRATION_LOCK = (0x74696E79, 1)
 """``pg_advisory_xact_lock`` key the migrations hold ("tiny", 1)."""
 
@@ -66,6 +75,13 @@ class PostgresStore(SqlStore):
         self._writer = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._held: set[str] = set()
         self._leases: dict[str, psycopg.Connection[Any]] = {}
+        bad = unencoded_userinfo(url)
+        if bad is not None:
+            raise StoreError(
+                f"session store {self.location}: the user or password in the URL holds {bad!r}, which a URL must "
+                "percent-encode (a space as %20, @ as %40, / as %2F, # as %23, ? as %3F); or leave the password "
+                "out of the URL and give it in PGPASSWORD or ~/.pgpass"
+            )
         with contextlib.suppress(ValueError):
             register_secret(urlsplit(url).password)  # hidden wherever tiny-agent prints or stores text
         try:
@@ -85,6 +101,9 @@ class PostgresStore(SqlStore):
             self._options["connect_timeout"] = CONNECT_TIMEOUT_S
         if "application_name" not in given:
             self._options["application_name"] = "tiny-agent"
+        # A server that vanished from the network (a cut cable, a host powered off) would otherwise
+        # leave a statement waiting for hours: TCP gives up on it after about half a minute.
+        self._options.update({k: v for k, v in NETWORK_TIMEOUTS.items() if k not in given})
         first = self._connect("open")  # the pool would only say it timed out: this says why
         try:
             with self._errors("open"):
@@ -218,7 +237,15 @@ class PostgresStore(SqlStore):
                 session_id[:12],
             )
         with self._reading("open a session") as db:
-            self._claim(db, session_id, force=False)
+            try:
+                self._claim(db, session_id, force=False)
+            except SessionConflict:  # not "take it over with --force": it was taken from this process
+                holder = self._holder(db, session_id)
+                who = f"pid {holder[1]} on {holder[0]}" if holder else "another process"
+                raise SessionConflict(
+                    f"session {session_id[:12]} was taken over by {who} while this process's connection to "
+                    f"{self.location} was lost; this run stops here"
+                ) from None
         log.warning("session store %s: reconnected; session %s is still this process's", self.location, session_id[:12])
 
     def append(self, session_id: str, entries: Sequence[NewEntry], *, expected_head: int) -> list[Entry]:

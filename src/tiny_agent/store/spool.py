@@ -51,18 +51,29 @@ class Spool:
 
     def add(self, entries: Sequence[Entry]) -> None:
         """Append ``entries`` to the file and sync it before returning."""
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        lines = "".join(
-            json.dumps({"seq": e.seq, "id": e.id, "kind": e.kind, "at": e.at}, ensure_ascii=False)[:-1]
-            + f',"body":{encode_body(e.body)}}}\n'
-            for e in entries
-        )
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, lines.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _append(self.path, entries)
+
+    def set_aside(self, entries: Sequence[Entry]) -> Path:
+        """Write ``entries`` to a file beside the spool that nothing writes back (the session moved
+        on without them): the user's to look at. Returns its path."""
+        aside = self.path.with_name(f"{self.path.stem}-unwritten-{entries[0].seq}.jsonl")
+        _append(aside, entries)
+        return aside
 
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
+
+
+def _append(path: Path, entries: Sequence[Entry]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lines = "".join(
+        json.dumps({"seq": e.seq, "id": e.id, "kind": e.kind, "at": e.at}, ensure_ascii=False)[:-1]
+        + f',"body":{encode_body(e.body)}}}\n'
+        for e in entries
+    )
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, lines.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
