@@ -236,7 +236,7 @@ class PostgresStore(SqlStore):
                 self.location,
                 session_id[:12],
             )
-        with self._reading("open a session") as db:
+        with self._reading("reconnect") as db:
             try:
                 self._claim(db, session_id, force=False)
             except SessionConflict:  # not "take it over with --force": it was taken from this process

@@ -49,7 +49,7 @@ def failure(location: str, action: str, exc: BaseException, *, wait: float | Non
     lower = why.lower()
     if isinstance(exc, PoolTimeout):
         waited = f" in {wait:g} s" if wait is not None else ""
-        return StoreUnavailable(f"{where}: {action} failed: no connection to the server{waited}; is it running?")
+        return StoreUnavailable(f"{where}: {action} failed: no connection to the server{waited} (is it running?)")
     if isinstance(exc, errors.UniqueViolation):
         return SessionConflict(
             f"{where}: {action} failed: another process wrote the same entries at the same time ({why}); "
