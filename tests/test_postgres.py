@@ -498,6 +498,10 @@ def test_a_store_that_stays_down_keeps_the_paid_reply_and_a_resume_writes_it(
     assert spool.exists(), "the entries wait in the file the message names"
     own_cluster.start_server()
     sid = json.loads(_out(capsys, ["sessions", "list", "--store", url, "--json"]))[0]["id"]
+    for command in (["show", sid], ["export", sid]):
+        assert main(["sessions", *command, "--store", url]) == 0
+        told = capsys.readouterr().err
+        assert "are not in the store yet" in told and str(spool) in told, "show and export say what waits"
     feed(script, Message.assistant("It says buy milk."))
     assert main(["--store", url, "--resume", sid, "go on"]) == 0
     assert "wrote entries" in capsys.readouterr().err

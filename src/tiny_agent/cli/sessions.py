@@ -23,6 +23,7 @@ from tiny_agent.observe.report import format_figures
 from tiny_agent.observe.stats import stats
 from tiny_agent.store import open_store
 from tiny_agent.store.base import UNREADABLE, CallQuery, SessionInfo
+from tiny_agent.store.spool import Spool
 from tiny_agent.types import Entry
 
 __all__ = ["sessions_group"]
@@ -81,6 +82,7 @@ def show_command(session_id: str, store: str | None, as_json: bool) -> int:
         calls = opened.calls(CallQuery(sessions=(info.id,))) if as_json else []
         figures = stats(opened, [info.id])
         location = opened.location
+    _say_what_waits(location, info.id)
     unreadable: list[UnreadableEntry] = []
     if as_json:
         unreadable = _unreadable(entries)
@@ -144,6 +146,7 @@ def export_command(session_id: str, fmt: str, output: str | None, store: str | N
     with open_store(store) as opened:
         info = opened.get(session_id)
         entries = opened.entries(info.id)
+    _say_what_waits(opened.location, info.id)
     unreadable = _unreadable(entries)  # every entry readable, before a line is written
     if unreadable:
         raise unreadable[0].located(opened.location, info.id)
@@ -153,6 +156,20 @@ def export_command(session_id: str, fmt: str, output: str | None, store: str | N
     write_lines(Path(output), lines)
     click.echo(f"wrote {output}", err=True)
     return 0
+
+
+def _say_what_waits(location: str, session_id: str) -> None:
+    """Entries of the session that wait in its spool file (the store was out of reach after a paid
+    call) are not in what the store shows or exports: say so, and how they get there."""
+    waiting = Spool(location, session_id).entries()
+    if waiting:
+        kinds = ", ".join(dict.fromkeys(e.kind for e in waiting))
+        click.echo(
+            f"tiny-agent: entries #{waiting[0].seq}-#{waiting[-1].seq} of session {session_id[:12]} ({kinds}) are not "
+            f"in the store yet: they wait in {Spool(location, session_id).path}; tiny-agent --resume "
+            f"{session_id[:12]} writes them",
+            err=True,
+        )
 
 
 @sessions_group.command("import")
