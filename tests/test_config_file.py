@@ -177,3 +177,31 @@ def test_the_users_file_is_named_too(private_dirs: Path, tmp_path: Path, capsys:
     user.write_text("pins = 'one'")
     assert main(["config", "show", "--workspace", str(tmp_path)]) == 2
     one_line(capsys, f"tiny-agent: {user}: pins: must be a list of strings, not a string")
+
+
+def test_config_show_masks_what_a_server_is_given_literally(
+    tmp_path: Path, private_dirs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "tiny-agent.toml").write_text(
+        '[mcp.vault]\ncommand = "python vault.py"\nenv = { API_TOKEN = "literal-secret-123", HOME_DIR = "${HOME}" }\n'
+        '[mcp.web]\nurl = "https://x.example/mcp"\nheaders = { X-Api-Key = "hardcoded-key-456" }\n'
+    )
+    for json_flag in ([], ["--json"]):
+        assert main(["config", "show", "--workspace", str(tmp_path), *json_flag]) == 0
+        out = capsys.readouterr().out
+        assert "literal-secret-123" not in out and "hardcoded-key-456" not in out and "***" in out
+        assert "${HOME}" in out, "a reference to the environment holds no secret"
+
+
+def test_a_flag_for_a_server_a_file_names_replaces_it_and_keeps_its_name(tmp_path: Path, private_dirs: Path) -> None:
+    from tiny_agent.cli.runtime import _servers
+
+    (tmp_path / "tiny-agent.toml").write_text(
+        '[mcp.glossary]\ncommand = "python glossary_server.py"\n[mcp.other]\ncommand = "python other.py"\n'
+    )
+    files = load_config(tmp_path)
+    servers = _servers(files, {"mcp": ("python glossary_server.py",), "mcp_url": (), "mcp_timeout": 7})
+    assert [(s.name, s.command, s.timeout) for s in servers] == [
+        ("other", ("python", "other.py"), 7),
+        ("glossary", ("python", "glossary_server.py"), 7),
+    ], "started once, under the file's name, with the flag's settings"

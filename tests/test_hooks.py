@@ -196,3 +196,12 @@ def test_a_hook_runs_in_the_workspace_with_the_session_in_its_environment(tmp_pa
     hooks.session_id = "abc123"
     [(_, ran)] = hooks.fire("Stop", {})
     assert (ran.code, ran.stdout) == (0, f"abc123 Stop {tmp_path}")
+
+
+def test_a_guard_that_prints_broken_json_is_said_and_not_obeyed(cli: Cli, tmp_path: Path) -> None:
+    """A typo in a guard's JSON would otherwise let every call through without a word."""
+    broken = script(tmp_path, "broken.py", 'print(\'{"decision": "block", "reason": "frozen"\')')  # no closing }
+    ran = cli("--hook", f"PreToolUse={broken}", "write the plan")
+    assert ran.code == 0, ran.err
+    said = [line for line in ran.lines if "printed JSON that does not parse" in line]
+    assert len(said) == 1 and said[0].startswith("tiny-agent: PreToolUse hook ") and "ignored" in said[0]

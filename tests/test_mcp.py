@@ -261,3 +261,11 @@ def test_a_missing_key_is_said_before_any_server_starts(
     monkeypatch.chdir(tmp_path)
     assert main(["--no-session", "--provider", "openai", "--mcp", "/nonexistent/server", "hi"]) == 2
     assert capsys.readouterr().err.strip() == "tiny-agent: provider 'openai' needs OPENAI_API_KEY"
+
+
+def test_a_command_given_as_one_string_is_refused_with_the_way_to_split_it() -> None:
+    from tiny_agent.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"sequence of words.*McpServer\.stdio\('python server\.py'\)"):
+        McpServer(command="python server.py")  # type: ignore[arg-type]
+    assert McpServer.stdio("python server.py").command == ("python", "server.py")

@@ -151,3 +151,27 @@ def test_a_run_offers_python_tools_beside_the_workspaces(tmp_path: Path) -> None
         assert "Friday" in stored[0]["block"]["content"]
         with pytest.raises(ConfigError, match="duplicate tool name: 'read_file'"):
             Run.open(store, settings=settings, env=ENV, tools=[tool(name="read_file")(lambda path: path)])
+
+
+@tool
+def dump(n: int) -> str:
+    """Return n characters."""
+    return "y" * n
+
+
+def test_a_python_tools_huge_result_is_cut_to_what_a_tool_result_may_take(tmp_path: Path) -> None:
+    """Like the workspace's tools, a Python tool (or an MCP server) cannot overflow the window."""
+    task = Task("dump", [[("dump", {"n": 1_000_000})]], "Dumped.")
+    with BillingFake([task]) as fake, SQLiteStore(tmp_path / "s.db") as store:
+        url = fake.url("r", "anthropic")
+        model = MODELS["anthropic"]
+        settings = RunSettings(
+            provider="anthropic", model=model, base_url=url, workspace=str(tmp_path), max_output_chars=5000
+        )
+        with Run.open(store, settings=settings, env=ENV, tools=[dump]) as run:
+            assert run.run("dump a lot").answer == "Dumped."
+        sent = fake.bills("r")[-1].body
+        (result,) = [b for m in sent["messages"] for b in m["content"] if b.get("type") == "tool_result"]
+        text = str(result["content"])
+        assert text.startswith("y" * 5000 + "\n[cut: dump returned 1,000,000 characters"), text[4990:5100]
+        assert len(text) < 5300

@@ -183,6 +183,9 @@ class Hooks:
         """Why a ``PreToolUse`` hook refused ``call``, or None to let it run."""
         details = {"tool_name": call.name, "tool_input": dict(call.input), "tool_use_id": call.id}
         for hook, ran in self.fire("PreToolUse", {**details, "mcp_server": server or None}, call.name):
+            broken = _unparsed(ran)
+            if broken is not None:
+                self.report(f"{hook.shown} printed JSON that does not parse ({broken}); its decision is ignored")
             reason = _refusal(ran)
             if reason is not None:
                 return reason or f"refused by the {hook.shown}"
@@ -241,6 +244,18 @@ def _refusal(ran: _Ran) -> str | None:
         return redact(str(specific.get("permissionDecisionReason") or ""))
     if said.get("decision") in ("block", "deny"):
         return redact(str(said.get("reason") or ""))
+    return None
+
+
+def _unparsed(ran: _Ran) -> str | None:
+    """Why the JSON a hook that succeeded printed does not parse (a guard with a typo would
+    otherwise allow everything without a word), or None."""
+    if ran.code != 0 or not ran.stdout.lstrip().startswith("{"):
+        return None
+    try:
+        json.loads(ran.stdout)
+    except ValueError as exc:
+        return str(exc)
     return None
 
 

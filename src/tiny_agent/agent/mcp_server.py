@@ -49,6 +49,11 @@ class McpServer:
 
     def __post_init__(self) -> None:
         where = f"{self.origin}: " if self.origin else ""
+        if isinstance(self.command, str):
+            raise ConfigError(
+                f"{where}an MCP server's command is a sequence of words, like ('python', 'server.py'), not one "
+                f"string: {self.command!r}; McpServer.stdio({self.command!r}) splits a command line"
+            )
         if bool(self.command) == bool(self.url):
             raise ConfigError(f"{where}an MCP server needs a command or a url (one of them)")
         if self.url is not None and not self.url.startswith(("http://", "https://")):

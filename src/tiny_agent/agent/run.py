@@ -254,6 +254,7 @@ def _open(
     if settings.max_output_chars is None:
         # One tool result may take about a quarter of a small window (~3 characters a token).
         workspace.max_output_chars = min(workspace.max_output_chars, context.context_window(provider) * 3 // 4)
+    toolbox.max_output_chars = workspace.max_output_chars  # MCP servers' and Python tools' results too
     agent = Agent(provider, toolbox, config=agent_config, context=context, pins=list(pins), on_event=on_event)
     spans = _telemetry(agent, session, export_spans, env, notes)
     if spans is not None:

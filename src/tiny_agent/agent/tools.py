@@ -59,12 +59,20 @@ class ToolFailure(Exception):
     """Raised by a tool to refuse or fail; the message goes to the model as an error result."""
 
 
+_NOTE_ROOM = 2_000
+"""Beyond the limit, room for the line a tool adds about its own cut (the workspace tools size
+their output themselves and say how to read on)."""
+
+
 class Toolbox:
     """Tools by name, in registration order. That order is part of the prompt-cache prefix."""
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, Draft202012Validator] = {}
+        self.max_output_chars: int | None = None
+        """A result longer than this is cut (with a line that says so): an MCP server or a Python
+        tool may return anything, and one result must not overflow the window. None: never cut."""
         for tool in tools:
             self.add(tool)
 
@@ -130,6 +138,17 @@ class Toolbox:
 
     def run(self, call: ToolUseBlock) -> ToolResultBlock:
         """Run one tool call. Never raises for anything the model sent or a tool did wrong."""
+        result = self._run(call)
+        limit = self.max_output_chars
+        if limit is None or len(result.content) <= limit + _NOTE_ROOM:
+            return result
+        cut = (
+            f"{result.content[:limit]}\n[cut: {call.name} returned {len(result.content):,} characters, more than a "
+            f"tool result may take in this window ({limit:,}); ask it for less if you need the rest]"
+        )
+        return ToolResultBlock(call.id, cut, is_error=result.is_error)
+
+    def _run(self, call: ToolUseBlock) -> ToolResultBlock:
         tool = self._tools.get(call.name)
         if tool is None:
             available = ", ".join(self._tools) or "(none)"

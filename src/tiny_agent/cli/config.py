@@ -25,13 +25,15 @@ def show_command(workspace: str | None, as_json: bool) -> int:
     override a file's values; lists add up)."""
     config = load_config(workspace or ".")
     if as_json:
-        print(json.dumps({"looked_in": [str(p) for p in config_paths(workspace or ".")], **config.to_dict()}))
+        shown = config.to_dict()
+        shown["values"] = _masked(shown["values"])
+        print(json.dumps({"looked_in": [str(p) for p in config_paths(workspace or ".")], **shown}))
         return 0
     for path in config_paths(workspace or "."):
         click.echo(f"# {path}{'' if path in config.files else ' (none)'}")
     if not config.values:
         click.echo(f"# no {CONFIG_NAME} sets anything: flags and the defaults apply")
-    values = config.to_dict()["values"]
+    values = _masked(config.to_dict()["values"])
     for key in (k for k in CONFIG_KEYS if k in values):
         value = values[key]
         if key in ("mcp", "hooks"):
@@ -44,3 +46,24 @@ def show_command(workspace: str | None, as_json: bool) -> int:
 
 def _shown(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def _masked(values: dict[str, Any]) -> dict[str, Any]:
+    """The values with what an MCP server's ``env`` and ``headers`` set written literally (a token, a
+    key) masked; a value that takes a ``${VAR}`` from the environment is shown as written."""
+    servers = values.get("mcp")
+    if not isinstance(servers, dict):
+        return values
+    masked: dict[str, Any] = {}
+    for name, server in servers.items():
+        if isinstance(server, dict):
+            server = dict(server)
+            for key in ("env", "headers"):
+                if isinstance(server.get(key), dict):
+                    server[key] = {k: _secret(v) for k, v in server[key].items()}
+        masked[name] = server
+    return {**values, "mcp": masked}
+
+
+def _secret(value: Any) -> Any:
+    return value if isinstance(value, str) and "${" in value else "***"

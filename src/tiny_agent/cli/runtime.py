@@ -7,6 +7,7 @@ records the change). Only what is given is passed on: a flag left out keeps the 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -73,15 +74,23 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
 
 
 def _servers(files: FileConfig, opts: dict[str, Any]) -> list[McpServer]:
-    """The files' MCP servers, then those of ``--mcp`` and ``--mcp-url``."""
+    """The files' MCP servers, then those of ``--mcp`` and ``--mcp-url``. A flag for a server a file
+    already names (the same command or URL) replaces it and keeps its name, so that its tools keep
+    theirs rather than the server starting twice."""
     timeout = opts.get("mcp_timeout")
     each = timeout or DEFAULT_MCP_TIMEOUT
-    servers = files.servers(timeout=timeout)
-    servers += [McpServer.stdio(line, timeout=each, origin=f"--mcp {line!r}") for line in opts.get("mcp", ())]
+    flagged = [McpServer.stdio(line, timeout=each, origin=f"--mcp {line!r}") for line in opts.get("mcp", ())]
     headers = headers_from_env(os.environ) if opts.get("mcp_url") else {}
     for url in opts.get("mcp_url", ()):
-        servers.append(McpServer(url=url, headers=headers, timeout=each, origin=f"--mcp-url {url}"))
-    return servers
+        flagged.append(McpServer(url=url, headers=headers, timeout=each, origin=f"--mcp-url {url}"))
+    servers: list[McpServer] = []
+    for server in files.servers(timeout=timeout):
+        same = next((f for f in flagged if (f.command or f.url) == (server.command or server.url)), None)
+        if same is None:
+            servers.append(server)
+        else:
+            flagged[flagged.index(same)] = dataclasses.replace(same, name=server.name)
+    return [*servers, *flagged]
 
 
 def _text_or_file(value: str | None, flag: str) -> str | None:
