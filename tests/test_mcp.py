@@ -196,6 +196,11 @@ def test_a_server_that_cannot_start_is_one_line(cli: Cli, capsys: pytest.Capture
     assert ran.code == 2 and len(ran.lines) == 1 and "Traceback" not in ran.err, "the SDK's own log stays quiet"
     ran = cli("--mcp", "", "x")
     assert ran.code == 2 and ran.lines == ["tiny-agent: --mcp needs a command, e.g. --mcp 'python my_server.py'"]
+    with http_server() as url:
+        wrong = url.rstrip("/").rsplit("/", 1)[0] + "/nothing-here"
+        ran = cli("--no-config", "--mcp-url", wrong, "x")
+    assert ran.code == 2 and len(ran.lines) == 1, ran.err
+    assert "HTTP 404" in ran.lines[0] and "check the URL" in ran.lines[0], "the status the server refused with"
 
 
 def test_names_are_prefixed_only_where_two_clash() -> None:

@@ -57,6 +57,8 @@ class Connection:
         self._stop: anyio.Event | None = None
         # Appended to by the server whatever this process reads: both share one file offset.
         self._errlog: TextIO = tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._refused: str | None = None
+        """The HTTP status of the last response an HTTP server refused with (the SDK only says it failed)."""
 
     @property
     def label(self) -> str:
@@ -76,6 +78,8 @@ class Connection:
             raise ConfigError(f"{where}: {problem}{self._last_words()}") from exc
         except Exception as exc:
             problem = f"the MCP server could not be started: {_reason(exc)}"
+            if self._refused is not None:
+                problem += f" (HTTP {self._refused}{_HINTS.get(self._refused[:3], '')})"
             raise ConfigError(f"{where}: {problem}{self._last_words()}") from exc
 
     async def _hold(self, ready: concurrent.futures.Future[Any], stop: anyio.Event) -> None:
@@ -100,7 +104,13 @@ class Connection:
             if server.url is not None:
                 # The SDK's own timeouts: a server may hold a response stream open for minutes.
                 timeout = httpx2.Timeout(HTTP_TIMEOUT, read=HTTP_READ_TIMEOUT)
-                client = httpx2.AsyncClient(headers=dict(server.headers), timeout=timeout)
+
+                async def note_refusal(response: Any) -> None:
+                    if response.status_code >= 400:
+                        self._refused = f"{response.status_code} {response.reason_phrase}".strip()
+
+                hooks = {"response": [note_refusal]}
+                client = httpx2.AsyncClient(headers=dict(server.headers), timeout=timeout, event_hooks=hooks)
                 http = await stack.enter_async_context(client)
                 transport = streamable_http_client(server.url, http_client=http)
             else:
@@ -201,6 +211,14 @@ def _closed(exc: BaseException) -> bool:
     code = getattr(getattr(exc, "error", None), "code", None)
     broken = anyio.ClosedResourceError | anyio.BrokenResourceError | EOFError
     return code == CONNECTION_CLOSED or isinstance(exc, broken)
+
+
+_HINTS = {
+    "401": ": it wants credentials; give them in a header, TINY_AGENT_MCP_HEADER_<NAME>=VALUE or the server's "
+    "headers in tiny-agent.toml",
+    "403": ": the credentials given are not allowed there",
+    "404": ": nothing at that path; check the URL (often it ends in /mcp)",
+}
 
 
 def _reason(exc: BaseException) -> str:

@@ -72,7 +72,7 @@ class Toolset:
         if changes:
             self.notes.append(
                 f"the tools changed since this session last ran ({'; '.join(changes)}): the next request "
-                "cannot read the prompt cache"
+                "will not read what the last run cached"
             )
         listing = self.servers.listing() if self.servers is not None else {}
         if listing or MCP_SETTING in context.run_settings:
