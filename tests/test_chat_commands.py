@@ -59,3 +59,34 @@ def test_ctrl_c_during_compact_leaves_the_conversation_as_it_was(capsys: pytest.
     assert "(/compact interrupted; the conversation is as it was)" in err
     assert "calls" in err, "the chat went on to the next command"
     assert not ctx.compactions and all(e.kind != "compaction" for e in ctx.entries[entries:])
+
+
+def test_what_the_keepalive_did_while_the_user_was_away_is_printed_when_the_chat_ends(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Its lines wait for the next message; a chat closed instead must not drop them (they were billed)."""
+    import contextlib
+
+    from tiny_agent.agent.events import KeepaliveNote
+
+    keepalive = SimpleNamespace(on_event=None)
+
+    @contextlib.contextmanager
+    def idle() -> Any:
+        keepalive.on_event(KeepaliveNote("pinged once while you were away"))  # type: ignore[misc]
+        yield
+
+    keepalive.idle = idle
+    provider = ScriptedProvider([])
+    runtime = SimpleNamespace(context=Context("system", (READ,)), provider=provider, session=None, agent=None)
+    runtime.keepalive = keepalive
+
+    def read() -> str:
+        raise EOFError
+
+    printer = Printer()
+    try:
+        _converse(runtime, printer, read)  # type: ignore[arg-type]
+    finally:
+        printer.close()
+    assert "pinged once while you were away" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,6 +81,30 @@ def test_the_policy_waits_while_a_compaction_would_not_pay_then_compacts() -> No
     done = ctx.maybe_compact(provider)
     assert done is not None, "fourteen turns far below compact_at: the cycle says compact"
     assert done.tokens_before is not None and done.tokens_before < ctx.threshold(provider) / 5
+
+
+def test_a_huge_keep_turns_decides_as_keeping_every_turn_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keeping a hundred million turns is keeping all there are: the decision must not count down
+    from a hundred million (it took minutes at 100% CPU), and it is the one keeping them all makes."""
+    from tiny_agent.context import shrink
+
+    cuts: list[int] = []
+    choose = shrink.choose_cut
+
+    def counted(messages: Any, keep: int) -> int | None:
+        cuts.append(keep)
+        if len(cuts) > 1000:
+            pytest.fail(f"counting down from keep_turns: {cuts[:3]} ...")
+        return choose(messages, keep)
+
+    monkeypatch.setattr(shrink, "choose_cut", counted)
+    done = {}
+    for keep in (100_000_000, 14):
+        ctx = grown(14, 200, [1000.0], ContextConfig(clear_after=None, keep_turns=keep))
+        done[keep] = ctx.maybe_compact(ScriptedProvider([Message.assistant("the summary")]))
+    assert done[100_000_000] is not None and done[14] is not None
+    assert done[100_000_000].cut == done[14].cut
+    assert len(cuts) < 100, "counted down from the turns there are"
 
 
 def test_a_cold_cache_gets_its_summary_from_the_transcript() -> None:

@@ -81,13 +81,22 @@ def chat_loop(click_ctx: click.Context, opts: dict[str, Any]) -> int:
 
 
 def _converse(runtime: Runtime, printer: Printer, read: Callable[[], str]) -> None:
-    commands = Commands(runtime, printer)
-    interrupts = 0
     # The keepalive pings while the user thinks; its lines wait until the prompt is answered (a line
-    # printed from its thread would land in the middle of what the user is typing).
+    # printed from its thread would land in the middle of what the user is typing), or the chat ends:
+    # every billed call gets its line.
     said: list[Event] = []
     if runtime.keepalive is not None:
         runtime.keepalive.on_event = said.append
+    try:
+        _turns(runtime, printer, read, said)
+    finally:
+        for event in said:
+            printer.event(event)
+
+
+def _turns(runtime: Runtime, printer: Printer, read: Callable[[], str], said: list[Event]) -> None:
+    commands = Commands(runtime, printer)
+    interrupts = 0
     idle = runtime.keepalive.idle if runtime.keepalive is not None else contextlib.nullcontext
     while True:
         try:

@@ -211,7 +211,9 @@ def _fitting_cut(ctx: Shrinkable, recent: Sequence[Message], threshold: int) -> 
     fixed = ctx.ledger.estimate_prompt(Prompt(ctx.system_blocks(), ctx.tools, ()))
     budget = threshold // 2 - fixed - ctx.config.summary_max_tokens
     cut = None
-    for keep in range(ctx.config.keep_turns, 0, -1):
+    turns = sum(1 for m in recent if m.role == "assistant")
+    # Keeping as many turns as there are, or more, leaves nothing to compact: start below that.
+    for keep in range(min(ctx.config.keep_turns, turns - 1), 0, -1):
         cut = choose_cut(recent, keep)
         if cut is not None and ctx.ledger.estimate(recent[cut:]) <= budget:
             return cut
