@@ -76,6 +76,17 @@ def test_replaying_under_the_recorded_policy_renders_the_same_bodies_and_bill(re
     assert not replayed.estimated and replayed.every_pin_in_every_request
 
 
+def test_a_run_that_stopped_right_after_a_compaction_replays_to_the_same_bill(recorder: Any) -> None:
+    """Killed (or cut off by a closed pipe) after a compaction and before its next call: the replay
+    consults the policy there too, as the run did."""
+    session, _ = recorder("anthropic", A, "cut")
+    log = entries(recorder, session)
+    first = next(i for i, e in enumerate(log) if e.kind == "compaction")
+    cut = replay(log[: first + 1])
+    assert cut.recorded.compactions == 1 and cut.replayed.compactions == 1
+    assert cut.replayed.cost_usd == pytest.approx(cut.recorded.cost_usd, rel=0.01)
+
+
 @pytest.mark.parametrize("wire", ["anthropic", "openai"])
 @pytest.mark.parametrize(("source", "target"), [(A, B), (B, A), (A, C)], ids=["A-B", "B-A", "A-C"])
 def test_a_replay_predicts_what_another_policy_was_billed(
@@ -148,6 +159,8 @@ def test_the_command_needs_no_key_sends_nothing_and_prints_both_sides(
     assert main(["replay", session[:10], "--compact-at", "10000", "--keep-turns", "3"]) == 0
     out = capsys.readouterr().out
     assert "the responses are the recorded ones" in out
+    assert main(["replay", session[:10], "--provider", "openai", "--model", "gpt-9"]) == 0
+    assert "$? = no known price for openai · gpt-9" in capsys.readouterr().out, "why the cost is $?"
     assert "recorded: " in out and "replayed: " in out and "compact-at=10000 keep-turns=3" in out
     assert main(["replay", session[:10], "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -166,6 +179,12 @@ def test_the_command_needs_no_key_sends_nothing_and_prints_both_sides(
     assert main(["replay", session[:10], "--sweep", "compact-at=6000,10000", "keep-turns=2,3"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert sum(line.startswith("* compact-at=") for line in lines) >= 1, "the cheapest is marked"
+    assert main(["replay", session[:10], "--sweep", "compact-at=6000,10000", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["sweep"]
+    cheapest = min(r["replayed"]["cost_usd"] for r in rows)
+    assert [r["cheapest"] for r in rows] == [r["replayed"]["cost_usd"] == cheapest for r in rows] and any(
+        r["cheapest"] for r in rows
+    ), "the JSON marks it too"
 
 
 @pytest.mark.parametrize(
@@ -176,6 +195,8 @@ def test_the_command_needs_no_key_sends_nothing_and_prints_both_sides(
         (["keep-turns=2"], "values are for --sweep"),
         (["--sweep", "keep-turns=2,zero"], "expected a whole number"),
         (["--cache-ttl", "1h", "--provider", "openai"], "caches automatically"),
+        (["--sweep", "compact-at=4000", "compact-at=8000"], "compact-at is swept twice"),
+        (["--sweep", "compact-at=4000,8000", "--compact-at", "6000"], "both set compact-at"),
     ],
 )
 def test_a_bad_replay_request_is_one_line(

@@ -299,6 +299,7 @@ class RetryNotice:
     attempt: int
     """The attempt that failed, 1-based."""
     max_attempts: int
+    """0 for a resend that is not a retry (a field the model refused, left out)."""
     wait_seconds: float
     reason: str
     """What failed, in one line (``429 rate_limit_error``, ``connection reset``, ...)."""

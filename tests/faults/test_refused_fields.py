@@ -20,6 +20,7 @@ from tests.faults import server as faults
 from tests.faults.kit import KEY, KITS, TOOLS, Events, cli_env
 from tests.faults.server import FaultServer
 from tiny_agent.agent.history import history_lines
+from tiny_agent.agent.report import format_event
 from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.session import Session
 from tiny_agent.errors import BadRequestError, UnsupportedFieldError
@@ -68,6 +69,7 @@ def test_a_refused_option_is_sent_again_without_it(server: FaultServer, mode: st
     assert field == "prompt_cache_options" and "400 invalid_request_error: Unknown parameter" in error
     [notice] = [e for e in events if isinstance(e, RetryNotice)]
     assert notice.reason == "gpt-5.6 does not take prompt_cache_options (400); sent without it from now on"
+    assert format_event(notice) == f"[resent: {notice.reason}]", "not one of the retries --max-retries counts"
 
 
 def test_refused_breakpoints_take_the_explicit_mode_with_them(server: FaultServer, mode: str) -> None:
@@ -143,9 +145,7 @@ def test_the_cli_says_it_in_one_line_and_a_resume_does_not_send_it_again(server:
     first = run("What is this?")
     assert (first.returncode, first.stdout) == (0, "All fine.\n"), first.stderr
     said = [line for line in first.stderr.splitlines() if "prompt_cache_options" in line]
-    assert said == [
-        "[retry 2/2 in 0.0s: gpt-5.6 does not take prompt_cache_options (400); sent without it from now on]"
-    ]
+    assert said == ["[resent: gpt-5.6 does not take prompt_cache_options (400); sent without it from now on]"]
     again = run("-c", "And now?")
     assert again.returncode == 0 and "prompt_cache_options" not in again.stderr, again.stderr
     sent = [carries(s, "prompt_cache_options") for s in server.seen(url)]

@@ -78,6 +78,8 @@ def format_event(event: Event) -> str:
             return f"[keepalive: {text}]"
         case CompactionFailedEvent(error=error):
             return f"[compaction failed, history kept as it was: {error}]"
+        case RetryNotice(max_attempts=0, reason=reason):
+            return f"[resent: {reason}]"
         case RetryNotice(attempt=attempt, max_attempts=most, wait_seconds=wait, reason=reason):
             return f"[retry {attempt + 1}/{most} in {wait:.1f}s: {reason}]"
         case TextDelta(text=text):

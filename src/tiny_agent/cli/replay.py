@@ -81,6 +81,10 @@ def replay_command(
         config["clear_after"] = flags["clear_after"]
     policy = Policy(config, flags["cache_ttl"], flags["provider"], flags["model"], flags["summary_tokens"])
     grid = _grid(specs) if sweeping else {}
+    both = sorted(set(grid) & set(config))
+    if both:
+        flag = both[0].replace("_", "-")
+        raise click.UsageError(f"--{flag} and the sweep's {flag}= both set {flag}: keep one of them")
     path = existing_store(store)
     if path is None:
         raise ConfigError("no sessions recorded yet: there is nothing to replay")
@@ -97,7 +101,11 @@ def replay_command(
     if sweeping:
         results = sweep(recording, grid, policy)
         if as_json:
-            click.echo(json.dumps({"session": info.id, "sweep": [r.to_dict() for r in results]}, ensure_ascii=False))
+            rows = [r.to_dict() for r in results]
+            costs = [row["replayed"]["cost_usd"] for row in rows if row["replayed"]["cost_usd"] is not None]
+            for row in rows:  # as the text marks it with *
+                row["cheapest"] = bool(costs) and row["replayed"]["cost_usd"] == min(costs)
+            click.echo(json.dumps({"session": info.id, "sweep": rows}, ensure_ascii=False))
         else:
             click.echo(f"session {info.id[:12]}: {len(results)} policies")
             for line in sweep_lines(results):
@@ -123,5 +131,7 @@ def _grid(specs: tuple[str, ...]) -> dict[str, list[Any]]:
             known = ", ".join(SWEEPABLE)
             raise click.UsageError(f"{spec!r}: give NAME=V1,V2 with NAME one of {known}")
         key, kind = SWEEPABLE[name]
+        if key in grid:
+            raise click.UsageError(f"{name} is swept twice: give all its values in one, e.g. {name}=V1,V2")
         grid[key] = [kind.convert(v.strip(), None, None) for v in values.split(",")]
     return grid

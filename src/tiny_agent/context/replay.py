@@ -196,6 +196,9 @@ def _replayed(
     overrides = dict(policy.config)
     if overrides:
         ctx.configure(**overrides)
+    # A run that compacted, then stopped before its next call (killed, a closed pipe), consulted the
+    # policy once more than it has turns: the replay does too, at the end.
+    decided_last = False
     for entry, values in typed:
         cursor[0] = max(cursor[0], entry.at)
         for value in values:
@@ -217,16 +220,25 @@ def _replayed(
                     with contextlib.suppress(TinyAgentError):
                         keepalive.ping(ctx, provider)
                 case CallOpened(purpose="turn"):
+                    decided_last = False
                     if value.decided:  # where the recording consulted the policy (the loop: every turn)
-                        ctx.maybe_clear(provider)
-                        with contextlib.suppress(CompactionError):  # the recording went on without it too
-                            ctx.maybe_compact(provider)
+                        _decide(ctx, provider)
                     if entry.seq in responses:
                         provider.arm(entry.seq)
                         ctx.complete(provider)
                 case CompactionMark(manual=True):
                     _manual(ctx, provider, entry.seq, value)
+                case CompactionMark():
+                    decided_last = True
+    if decided_last:
+        _decide(ctx, provider)
     return Figures(tuple(provider.figures), len(ctx.compactions), profile.name, profile.model), provider.pairs
+
+
+def _decide(ctx: Context, provider: ReplayProvider) -> None:
+    ctx.maybe_clear(provider)
+    with contextlib.suppress(CompactionError):  # the recording went on without it too
+        ctx.maybe_compact(provider)
 
 
 def _manual(ctx: Context, provider: ReplayProvider, seq: int, mark: CompactionMark) -> None:

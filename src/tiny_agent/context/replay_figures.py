@@ -165,6 +165,10 @@ def replay_lines(replay: Replay, *, per_call: bool = True) -> list[str]:
     if rec.cost_usd and rep.cost_usd is not None:
         change = 100 * (rep.cost_usd - rec.cost_usd) / rec.cost_usd
         lines.append(f"replayed / recorded cost: {rep.cost_usd / rec.cost_usd:.3f} ({change:+.1f}%)")
+    for side, name in ((rec, "recorded"), (rep, "replayed")):
+        if side.cost_usd is None:
+            model = f"{side.provider} · {side.model}"
+            lines.append(f"$? = no known price for {model} (genai-prices has none): the {name} cost is unknown")
     return lines
 
 

@@ -111,8 +111,8 @@ def format_stats(result: Stats, title: Callable[[str], str] | None = None) -> li
     lines += format_figures(f)
     if result.sessions_without_runs:
         lines.append(
-            f"           ({result.sessions_without_runs:,} sessions have no run ends on record: "
-            "kept before tiny-agent recorded them, so their budget stops are unknown)"
+            f"           ({result.sessions_without_runs:,} sessions have no run ends on record: runs killed "
+            "or cut off (a closed pipe), or kept before tiny-agent recorded them; their budget stops are unknown)"
         )
     if result.by is not None:
         lines.append("")

@@ -144,7 +144,7 @@ def dropping_refused(
             body = lighter
             if on_event is not None:
                 reason = f"{body.get('model')} does not take {exc.field} (400); sent without it from now on"
-                on_event(RetryNotice(1, 2, 0.0, reason))
+                on_event(RetryNotice(0, 0, 0.0, reason))  # a resend, not one of the retries
             continue
         return dataclasses.replace(response, refused=tuple(refused)) if refused else response
 
