@@ -249,6 +249,8 @@ def test_options_written_before_a_command_go_to_that_command(
     assert [s["title"] for s in json.loads(capsys.readouterr().out)] == ["read notes"]
     assert main(["--store", str(other), "stats"]) == 0
     assert "1 sessions" in capsys.readouterr().out
+    assert main(["--provider", "anthropic", "stats", "--store", str(other)]) == 2, "stats takes no --provider"
+    assert "No such option '--provider'" in capsys.readouterr().err
     assert len(script) == calls, "no model was asked"
     feed(script, Message.assistant("a task"))
     assert main(["--store", str(other), "list the sessions"]) == 0, "a task is still a task"

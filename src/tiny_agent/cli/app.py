@@ -88,22 +88,28 @@ class _Group(DefaultGroup):  # type: ignore[misc]  # click-default-group has no 
 
 
 def _command_first(group: click.Group, ctx: click.Context, args: list[str]) -> list[str]:
-    """``args`` with a command name that follows only options moved to the front."""
+    """``args`` with a command name that follows only options (and their values) moved to the front,
+    as ``tiny-agent stats`` alone would take it; a word that is an option's value stays put
+    (``--provider local`` names a provider, not the ``local`` command)."""
     run = group.commands["run"]
     for at, word in enumerate(args):
         if at == 0 or word not in group.commands or word == "run":
             continue
         try:
-            _, positional, _ = run.make_parser(click.Context(run, parent=ctx)).parse_args(list(args[:at]))
+            values, rest, _ = run.make_parser(click.Context(run, parent=ctx)).parse_args(list(args[: at + 1]))
         except click.UsageError:
             return args
-        if positional:
-            return args
-        command, rest = [word], args[at + 1 :]
+        task = values.get("task")
+        positional = [*(task if isinstance(task, tuple | list) else ()), *rest]
+        if not positional:
+            continue  # the value of the option before it
+        if positional != [word]:
+            return args  # a task came first: the word is part of it
+        command, after = [word], args[at + 1 :]
         sub = group.commands[word]
-        if isinstance(sub, click.Group) and rest and rest[0] in sub.commands:
-            command, rest = [word, rest[0]], rest[1:]  # `sessions list`: the options are list's
-        return [*command, *args[:at], *rest]
+        if isinstance(sub, click.Group) and after and after[0] in sub.commands:
+            command, after = [word, after[0]], after[1:]  # `sessions list`: the options are list's
+        return [*command, *args[:at], *after]
     return args
 
 
