@@ -10,49 +10,20 @@ server billed.
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tiny_agent.agent.loop import AgentConfig
-from tiny_agent.agent.run import Run
-from tiny_agent.agent.settings import RunSettings
-from tiny_agent.store.sqlite import SQLiteStore
-from tiny_agent.testing import BillingFake
-from tiny_agent.testing.contents import mixed_reads, o200k_counter
-from tiny_agent.testing.tasks import is_summary_request
+from tiny_agent.testing.estimates import after_compactions
 
 from .recorded import ENV, MODELS
 
 
 def errors_after_compactions(tmp_path: Path, wire: str, *, count: bool) -> tuple[list[float], int, int]:
-    ws = tmp_path / f"ws-{wire}-{count}"
-    ws.mkdir()
-    task = mixed_reads(ws)
-    db = tmp_path / f"{wire}{count}.db"
-    with BillingFake([task], counter=o200k_counter) as fake, SQLiteStore(db) as store:
-        settings = RunSettings(provider=wire, model=MODELS[wire], base_url=fake.url("r", wire), workspace=str(ws))
-        config = {"compact_at": 9000, "keep_turns": 2, "policy": "fraction"}
-        with Run.open(store, settings=settings, config=config, env=ENV, agent=AgentConfig(max_steps=60)) as run:
-            if not count:
-                provider: Any = run.provider
-                provider._profile = dataclasses.replace(provider.profile, free_count=False)
-            assert run.agent.run("Please read the mixed files one by one").stop == "done"
-            compactions = list(run.context.compactions)
-        bills = fake.bills("r")
-        counts = fake.counts("r")
-    firsts = [b for prev, b in itertools.pairwise(bills) if summary(prev, wire) and not summary(b, wire)]
-    assert len(firsts) == len(compactions) >= 2, "the task compacts, and a turn follows each compaction"
-    pairs = zip(compactions, firsts, strict=True)
-    errors = [((m.tokens_after or 0) - b.call.input_tokens) / b.call.input_tokens for m, b in pairs]
-    return errors, len(compactions), len(counts)
-
-
-def summary(bill: Any, wire: str) -> bool:
-    return is_summary_request(bill.body, wire)
+    run = after_compactions(tmp_path, wire, MODELS[wire], ENV, count=count)
+    assert run.stop == "done"
+    assert run.turns_after == run.compactions >= 2, "the task compacts, and a turn follows each compaction"
+    return run.errors, run.compactions, run.counts
 
 
 @pytest.mark.parametrize("wire", ["anthropic", "openai"])
