@@ -161,12 +161,13 @@ def export_command(session_id: str, fmt: str, output: str | None, store: str | N
 def _say_what_waits(location: str, session_id: str) -> None:
     """Entries of the session that wait in its spool file (the store was out of reach after a paid
     call) are not in what the store shows or exports: say so, and how they get there."""
-    waiting = Spool(location, session_id).entries()
+    spool = Spool(location, session_id)
+    waiting = spool.entries()
     if waiting:
         kinds = ", ".join(dict.fromkeys(e.kind for e in waiting))
         click.echo(
             f"tiny-agent: entries #{waiting[0].seq}-#{waiting[-1].seq} of session {session_id[:12]} ({kinds}) are not "
-            f"in the store yet: they wait in {Spool(location, session_id).path}; tiny-agent --resume "
+            f"in the store yet: they wait in {spool.path}; tiny-agent --resume "
             f"{session_id[:12]} writes them",
             err=True,
         )

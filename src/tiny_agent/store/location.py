@@ -69,10 +69,10 @@ def shown_location(location: str) -> str:
         shown = display_url(f"{scheme}://{rest}")
     except ValueError:  # a port that is not a number
         return f"{scheme}://{rest.split('/')[0].split(':')[0]}:(port?)"
-    if urlsplit(f"{scheme}://{rest}").hostname:
+    parts = urlsplit(f"{scheme}://{rest}")
+    if parts.hostname:
         return shown
-    path = urlsplit(f"{scheme}://{rest}").path
-    return f"{scheme}://{os.environ.get('PGHOST') or '(local socket)'}{path}"
+    return f"{scheme}://{os.environ.get('PGHOST') or '(local socket)'}{parts.path}"
 
 
 def unencoded_userinfo(location: str) -> str | None:
