@@ -45,14 +45,14 @@ from economics_task import (
 )
 
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, CompactionEvent, Event, TurnEvent
-from tiny_agent.agent.tools import Tool, Toolbox
-from tiny_agent.agent.workspace import Workspace
-from tiny_agent.context.compaction import SUMMARY_OPENING
 from tiny_agent.context.engine import Context, ContextConfig
+from tiny_agent.context.shrink.compaction import SUMMARY_OPENING
 from tiny_agent.providers.cache_sim import SimCall, Simulator, total
 from tiny_agent.providers.prefix import block_tokens, without_marks
 from tiny_agent.providers.pricing import context_window_of
 from tiny_agent.testing import ScriptedProvider
+from tiny_agent.tools.toolbox import Tool, Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, ModelResponse, Prompt, TextBlock, ToolUseBlock, Wire
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -30,14 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from tiny_agent.agent.loop import DEFAULT_SYSTEM
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.entries import Response, ToolResult, TypedEntry, UserInput
 from tiny_agent.context.session import Session
-from tiny_agent.providers.anthropic import AnthropicProvider
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.providers.anthropic.adapter import AnthropicProvider
+from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import (
     Message,
     ModelResponse,

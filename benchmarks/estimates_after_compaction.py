@@ -40,7 +40,7 @@ def fake_path(root: Path, wire: str, count: bool) -> list[float]:
 
 
 def local_path(root: Path) -> list[float]:
-    from tiny_agent.providers.llama_server import LlamaServer, find_default_model
+    from tiny_agent.providers.local.llama_server import LlamaServer, find_default_model
 
     server = LlamaServer(find_default_model(), ctx_size=4096).start()
     try:

@@ -35,10 +35,10 @@ from phrasings import DEV, ROOT, holds, load, same_call, workspace_dir
 
 import tiny_agent
 from tiny_agent.agent.loop import DEFAULT_SYSTEM
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.engine import Context
-from tiny_agent.providers.json_guide import guide
+from tiny_agent.guide.json_guide import guide
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, TextBlock, ToolUseBlock
 
 

@@ -35,9 +35,9 @@ from tests.mcp_servers.server import echo  # noqa: E402
 from tests.recorded import ENV, MODELS  # noqa: E402
 
 from tiny_agent import McpServer, Toolbox, tool  # noqa: E402
-from tiny_agent.agent.mcp import McpServers  # noqa: E402
 from tiny_agent.cli.app import main  # noqa: E402
 from tiny_agent.testing import BillingFake, Task  # noqa: E402
+from tiny_agent.tools.mcp.tools import McpServers  # noqa: E402
 from tiny_agent.types import ToolUseBlock  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results" / "mcp_tools.json"

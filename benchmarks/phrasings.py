@@ -37,10 +37,10 @@ from typing import Any
 
 import tiny_agent
 from tiny_agent.agent.loop import Agent, AgentConfig, ToolEvent
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
-from tiny_agent.providers.llama_server import LlamaServer, find_default_model
-from tiny_agent.providers.local import LocalProvider
+from tiny_agent.providers.local.llama_server import LlamaServer, find_default_model
+from tiny_agent.providers.local.provider import LocalProvider
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT / "benchmarks" / "phrasings" / "dev"

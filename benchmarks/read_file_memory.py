@@ -29,7 +29,7 @@ LINE = ("0123456789abcdef" * 7)[:99] + "\n"
 CHILD = """
 import json, resource, sys, time, tracemalloc
 from pathlib import Path
-from tiny_agent.agent.workspace import Workspace
+from tiny_agent.tools.workspace import Workspace
 root, case, lines = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
 def whole_file(path):

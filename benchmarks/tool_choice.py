@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, ToolEvent
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.engine import Context
 from tiny_agent.errors import ProviderError
-from tiny_agent.providers.llama_server import LlamaServer, find_default_model
-from tiny_agent.providers.local import LocalProvider
+from tiny_agent.providers.local.llama_server import LlamaServer, find_default_model
+from tiny_agent.providers.local.provider import LocalProvider
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, ToolUseBlock
 
 ROOT = Path(__file__).resolve().parents[1]

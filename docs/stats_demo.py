@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, Event, TurnEvent
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.context.engine import ContextConfig
 from tiny_agent.context.session import Session
 from tiny_agent.observe import stats

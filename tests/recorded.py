@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, Event, TurnEvent
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.context.session import Session
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.store.base import Store
 from tiny_agent.testing import Bill, BillingFake, Task
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 
 ENV = {"ANTHROPIC_API_KEY": "sk-test-billing-fake-1", "OPENAI_API_KEY": "sk-test-billing-fake-2"}
 MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o-mini"}

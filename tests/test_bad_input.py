@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.cli import main
 from tiny_agent.store.migrations import SCHEMA_VERSION
 from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import INVALID_JSON_KEY, ToolUseBlock
 
 KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "DEEPSEEK_API_KEY", "MOONSHOT_API_KEY")

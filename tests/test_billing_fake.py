@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from tiny_agent.agent.loop import Agent, AgentConfig
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.engine import ContextConfig
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.testing import BillingFake, Task
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 
 from .recorded import ENV, MODELS
 

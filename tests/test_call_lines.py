@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 from tests.test_chat_commands import converse
-from tiny_agent.agent.history import history_lines
 from tiny_agent.agent.loop import Agent, CallEvent, CompactionEvent, CompactionFailedEvent, Event, TurnEvent
-from tiny_agent.agent.report import format_event
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.errors import ServerError
+from tiny_agent.observe.call_lines import format_event
+from tiny_agent.observe.history import history_lines
 from tiny_agent.testing import ScriptedProvider, tool_call
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, ToolResultBlock, ToolSpec
 
 READ = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})

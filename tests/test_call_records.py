@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tiny_agent.agent.loop import Agent, AgentConfig
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.engine import Context
 from tiny_agent.testing import ScriptedProvider, tool_call
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from tests.expect import one_line
-from tiny_agent.agent.config_file import load_config
 from tiny_agent.agent.loop import Agent, RunResult
 from tiny_agent.cli import main
+from tiny_agent.cli.config_file import load_config
 from tiny_agent.cli.runtime import Runtime
 
 USER = """\

@@ -19,12 +19,12 @@ from tiny_agent.agent.loop import AgentConfig
 from tiny_agent.agent.run import Run
 from tiny_agent.agent.settings import RunSettings
 from tiny_agent.context.engine import Context, ContextConfig
-from tiny_agent.context.policy import ANTHROPIC_RATIOS, Cycle, best_threshold
-from tiny_agent.context.replay import replay, sweep
+from tiny_agent.context.shrink.policy import ANTHROPIC_RATIOS, Cycle, best_threshold
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake, ScriptedProvider, Task, tool_call
 from tiny_agent.testing.tasks import is_summary_request
 from tiny_agent.types import Message, ToolResultBlock, ToolSpec
+from tiny_agent.whatif.replay import replay, sweep
 
 from .recorded import ENV, MODELS
 
@@ -86,7 +86,7 @@ def test_the_policy_waits_while_a_compaction_would_not_pay_then_compacts() -> No
 def test_a_huge_keep_turns_decides_as_keeping_every_turn_would(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keeping a hundred million turns is keeping all there are: the decision must not count down
     from a hundred million (it took minutes at 100% CPU), and it is the one keeping them all makes."""
-    from tiny_agent.context import shrink
+    from tiny_agent.context.shrink import summarize as shrink
 
     cuts: list[int] = []
     choose = shrink.choose_cut

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from tiny_agent.agent.loop import TurnEvent
-from tiny_agent.agent.report import format_event
 from tiny_agent.context.cache import fingerprint
 from tiny_agent.context.diagnosis import Before, diagnose, first_difference
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.context.render import Renderer
 from tiny_agent.context.session import Session
+from tiny_agent.observe.call_lines import format_event
 from tiny_agent.providers.profile import profile_for
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider, tool_call

@@ -8,17 +8,17 @@ from pathlib import Path
 import pytest
 
 from tiny_agent.agent.loop import Agent, AgentConfig
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
-from tiny_agent.context.compaction import SUMMARY_INSTRUCTIONS, SUMMARY_OPENING
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.context.log import StoredLog
 from tiny_agent.context.session import Session
+from tiny_agent.context.shrink.compaction import SUMMARY_INSTRUCTIONS, SUMMARY_OPENING
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.prefix import without_marks
 from tiny_agent.providers.pricing import TokenPrices
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider, tool_call
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, ModelResponse, ToolResultBlock, ToolSpec, Usage
 
 READ = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})

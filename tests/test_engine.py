@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from tiny_agent.context.compaction import SUMMARY_HEADER, choose_cut, flatten
 from tiny_agent.context.engine import EMPTY_REPLY, Context, ContextConfig
 from tiny_agent.context.legality import check_messages
+from tiny_agent.context.shrink.compaction import SUMMARY_HEADER, choose_cut, flatten
 from tiny_agent.errors import CompactionError, ConfigError, RateLimitError
 from tiny_agent.testing import ScriptedProvider, tool_call
 from tiny_agent.types import Message, ModelResponse, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
@@ -233,7 +233,7 @@ def test_new_input_after_unanswered_results_joins_their_user_turn() -> None:
 
 def test_the_compaction_line_reports_the_measured_sizes() -> None:
     from tiny_agent.agent.loop import CompactionEvent
-    from tiny_agent.agent.report import format_event
+    from tiny_agent.observe.call_lines import format_event
 
     ctx = conversation(8)
     compaction = ctx.compact(lambda text: "s", keep_turns=2)

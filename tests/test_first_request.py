@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tiny_agent.context.compaction import FIRST_REQUEST_HEAD, FIRST_REQUEST_MAX, FIRST_REQUEST_TAIL
 from tiny_agent.context.engine import Context, ContextConfig
+from tiny_agent.context.shrink.compaction import FIRST_REQUEST_HEAD, FIRST_REQUEST_MAX, FIRST_REQUEST_TAIL
 from tiny_agent.errors import CompactionError
 from tiny_agent.testing import tool_call
 from tiny_agent.types import Message, TextBlock, ToolResultBlock, ToolSpec

@@ -13,9 +13,9 @@ from tests.providers.sdk_wire import marks, pairing_problems, sdk_validate
 from tests.test_replay import tour
 from tiny_agent.agent.run import Run
 from tiny_agent.agent.settings import RunSettings
-from tiny_agent.context.replay import Policy, replay
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake
+from tiny_agent.whatif.replay import Policy, replay
 
 ENV = {"OPENAI_API_KEY": "sk-test-billing-fake-2"}
 OWN = {"policy": "fraction", "compact_at": 6000, "keep_turns": 2}

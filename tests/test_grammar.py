@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from tiny_agent.agent.grammar import SKIPPED_FOLDERS, Limits, new_path_pattern
-from tiny_agent.agent.guards import PathRule
-from tiny_agent.agent.tools import Toolbox, ToolFailure
-from tiny_agent.agent.workspace import Workspace
+from tiny_agent.tools.grammar import SKIPPED_FOLDERS, Limits, new_path_pattern
+from tiny_agent.tools.guards import PathRule
+from tiny_agent.tools.toolbox import Toolbox, ToolFailure
+from tiny_agent.tools.workspace import Workspace
 
 
 def valid(schema: dict[str, Any] | None, **args: Any) -> bool:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from tiny_agent.agent.loop import Agent, RunResult, ToolEvent
-from tiny_agent.agent.report import format_event
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
+from tiny_agent.observe.call_lines import format_event
 from tiny_agent.testing import ScriptedProvider, tool_call
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message
 
 SECRET_VALUE = "sk-live-0123456789"

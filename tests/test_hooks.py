@@ -16,9 +16,9 @@ import pytest
 from tests.mcp_servers import kit
 from tests.mcp_servers.kit import Cli, assert_legal_and_stored
 from tests.recorded import tour
-from tiny_agent.agent.hooks import Hook, Hooks
 from tiny_agent.errors import ConfigError
 from tiny_agent.testing import BillingFake, Task
+from tiny_agent.tools.hooks import Hook, Hooks
 
 RECORD = """\
 import json, os, sys

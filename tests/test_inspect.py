@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from tiny_agent.context.engine import Context
-from tiny_agent.context.inspect import inspect_context
+from tiny_agent.observe.inspect import inspect_context
 from tiny_agent.testing import ScriptedProvider, tool_call
 from tiny_agent.types import Message, ToolResultBlock, ToolSpec
 

@@ -14,19 +14,19 @@ from typing import Any
 
 import pytest
 
-from tiny_agent.agent.history import history_lines
 from tiny_agent.agent.keepalive import Keepalive
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context import keepalive
 from tiny_agent.context.engine import Context
 from tiny_agent.context.legality import repair
 from tiny_agent.context.log import MemoryLog
-from tiny_agent.context.replay import replay
+from tiny_agent.observe.history import history_lines
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.testing import BillingFake, ScriptedProvider, Task, tool_call
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, ModelResponse, ToolResultBlock, Usage
+from tiny_agent.whatif.replay import replay
 
 from .recorded import ENV, MODELS
 

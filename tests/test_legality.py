@@ -15,8 +15,8 @@ from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.engine import Context
 from tiny_agent.context.legality import check_anthropic_body, check_messages, check_openai_body, repair
 from tiny_agent.errors import CompactionError
-from tiny_agent.providers.anthropic import AnthropicProvider
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.providers.anthropic.adapter import AnthropicProvider
+from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.types import Message, Prompt, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
 ANTHROPIC = AnthropicProvider(model="claude-sonnet-4-6", api_key="test")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tiny_agent.context.lint import Finding, detect_wire, is_clean, lint_bodies, lint_body, lint_files, load_bodies
+from tiny_agent.observe.lint import Finding, detect_wire, is_clean, lint_bodies, lint_body, lint_files, load_bodies
 
 DATA = Path(__file__).parent / "data" / "lint"
 

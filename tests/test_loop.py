@@ -10,11 +10,11 @@ import httpx2
 import pytest
 
 from tiny_agent.agent.loop import Agent, AgentConfig, ToolEvent, TurnEvent
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
-from tiny_agent.providers.anthropic import AnthropicProvider
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.providers.anthropic.adapter import AnthropicProvider
+from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.testing import ScriptedProvider, tool_call
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, ModelResponse, ToolUseBlock, Usage
 
 
@@ -245,8 +245,8 @@ def test_no_answer_is_not_a_done_run(workspace: Workspace, reply: ModelResponse,
 
 
 def test_ctrl_c_during_a_tool_keeps_the_context_legal(workspace: Workspace) -> None:
-    from tiny_agent.agent.tools import Tool
     from tiny_agent.context.legality import check_messages
+    from tiny_agent.tools.toolbox import Tool
 
     def interrupt(args: dict[str, object]) -> str:
         raise KeyboardInterrupt

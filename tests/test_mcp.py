@@ -21,12 +21,12 @@ from tests.mcp_servers import kit
 from tests.mcp_servers.kit import Cli, assert_legal_and_stored, http_server, stdio
 from tests.recorded import ENV, MODELS
 from tiny_agent import McpServer, Run, RunSettings
-from tiny_agent.agent.mcp_content import exposed_names, result_text
 from tiny_agent.cli import main
 from tiny_agent.context.entries import CallDone, ConfigChange, RunChange, ToolResult
 from tiny_agent.context.entry_codec import read
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake, Task
+from tiny_agent.tools.mcp.content import exposed_names, result_text
 
 BIG = "a long line of the project's notes, read to pass the cache's minimum length\n" * 120
 

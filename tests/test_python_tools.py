@@ -14,10 +14,10 @@ from pydantic import BaseModel, Field
 
 from tests.recorded import ENV, MODELS
 from tiny_agent import Run, RunSettings, Toolbox, Workspace, tool
-from tiny_agent.agent.tools import ToolFailure
 from tiny_agent.errors import ConfigError
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake, Task
+from tiny_agent.tools.toolbox import ToolFailure
 from tiny_agent.types import ToolUseBlock
 
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tiny_agent.agent.files import read_text
-from tiny_agent.agent.tools import ToolFailure
-from tiny_agent.agent.workspace import Workspace
+from tiny_agent.tools.files import read_text
+from tiny_agent.tools.toolbox import ToolFailure
+from tiny_agent.tools.workspace import Workspace
 
 
 def reference(data: bytes, name: str, start_line: int, max_lines: int | None, max_chars: int) -> str:

@@ -11,8 +11,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiny_agent.agent.loop import Agent, TurnEvent
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.cache import fingerprint
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.engine import Context
@@ -22,6 +20,8 @@ from tiny_agent.context.tokens import Serialized, prompt_chars
 from tiny_agent.errors import CompactionError
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider, tool_call
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, ToolResultBlock, ToolSpec
 
 READ = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})

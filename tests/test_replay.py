@@ -16,12 +16,12 @@ import pytest
 from tiny_agent.agent.run import Run
 from tiny_agent.agent.settings import RunSettings
 from tiny_agent.cli import main
-from tiny_agent.context.replay import Policy, replay, sweep
 from tiny_agent.providers.prefix import block_tokens
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake, Task
 from tiny_agent.testing.tasks import summary_text
 from tiny_agent.types import Entry, TextBlock
+from tiny_agent.whatif.replay import Policy, replay, sweep
 
 from .recorded import ENV, MODELS
 

@@ -13,13 +13,13 @@ from tiny_agent.agent.run import Run
 from tiny_agent.agent.settings import RunSettings
 from tiny_agent.cli import main
 from tiny_agent.context.config import ContextConfig
-from tiny_agent.context.replay import Policy, replay
 from tiny_agent.context.session import Session
 from tiny_agent.errors import CompactionError, ConfigError, ProviderConnectionError
 from tiny_agent.store.base import CallQuery
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider, tool_call
 from tiny_agent.types import Message, ToolResultBlock, ToolSpec
+from tiny_agent.whatif.replay import Policy, replay
 
 READ = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 MODEL = "claude-sonnet-4-6"

@@ -18,8 +18,8 @@ from tiny_agent.context.legality import check_messages
 from tiny_agent.context.log import MemoryLog, StoredLog
 from tiny_agent.context.session import Session
 from tiny_agent.errors import CompactionError, IllegalRequestError, SessionConflict
-from tiny_agent.providers.anthropic import AnthropicProvider
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.providers.anthropic.adapter import AnthropicProvider
+from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.providers.prefix import without_marks
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider, tool_call

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tiny_agent.agent.history import history_lines
 from tiny_agent.cli.app import main
 from tiny_agent.context.engine import Context
+from tiny_agent.observe.history import history_lines
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake, ScriptedProvider
 from tiny_agent.types import Message, ModelResponse, Usage

@@ -19,18 +19,18 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from tiny_agent.agent import telemetry
 from tiny_agent.agent.loop import Agent
-from tiny_agent.agent.telemetry import Telemetry
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.cli.app import main
 from tiny_agent.context.engine import ContextConfig
 from tiny_agent.context.session import Session
+from tiny_agent.observe import telemetry
+from tiny_agent.observe.telemetry import Telemetry
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.store.base import CallQuery
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 
 from .recorded import ENV, MODELS, tour
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tiny_agent.agent.tools import INVALID_JSON_KEY, Tool, Toolbox, ToolFailure
+from tiny_agent.tools.toolbox import INVALID_JSON_KEY, Tool, Toolbox, ToolFailure
 from tiny_agent.types import ToolSpec, ToolUseBlock
 
 SCHEMA: dict[str, Any] = {
@@ -118,7 +118,7 @@ def test_tool_failure_message_goes_to_the_model() -> None:
 
 
 def test_unexpected_exception_is_an_error_result(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR, logger="tiny_agent.agent.tools"):
+    with caplog.at_level(logging.ERROR, logger="tiny_agent.tools.toolbox"):
         result = make_toolbox().run(call("crash", path="a.txt", content="x"))
     assert result.is_error
     assert result.content == "crash failed: ZeroDivisionError: integer division or modulo by zero"
@@ -151,6 +151,6 @@ def test_a_grammar_that_raises_is_left_out_not_a_crash(caplog: pytest.LogCapture
     toolbox = Toolbox(
         [Tool("save", "Save.", SCHEMA, _save, broken), Tool("crash", "x", SCHEMA, _crash, lambda: SCHEMA)]
     )
-    with caplog.at_level(logging.WARNING, logger="tiny_agent.agent.tools"):
+    with caplog.at_level(logging.WARNING, logger="tiny_agent.tools.toolbox"):
         assert toolbox.grammar() == {"crash": SCHEMA}
     assert "grammar of save failed" in caplog.text

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tiny_agent.agent.tools import Toolbox, ToolFailure
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.errors import ConfigError
+from tiny_agent.tools.toolbox import Toolbox, ToolFailure
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import ToolUseBlock
 
 DEV = "apps/service-a/scripts/dev.mjs"

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from tiny_agent.agent.tools import Toolbox, ToolFailure
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.errors import ConfigError
+from tiny_agent.tools.toolbox import Toolbox, ToolFailure
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import ToolUseBlock
 
 LONG = "a" * 256

@@ -14,30 +14,33 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from tiny_agent import _moved
+
+_moved.install()
+
 if TYPE_CHECKING:
-    from tiny_agent.agent.config_file import load_config
-    from tiny_agent.agent.hooks import Hook
     from tiny_agent.agent.loop import Agent, AgentConfig, RunResult
-    from tiny_agent.agent.mcp import McpServer
-    from tiny_agent.agent.python_tools import FunctionTool, tool
-    from tiny_agent.agent.report import format_event, format_totals
     from tiny_agent.agent.run import Run
     from tiny_agent.agent.settings import RunSettings
-    from tiny_agent.agent.tools import Tool, Toolbox, ToolFailure
-    from tiny_agent.agent.workspace import Workspace
-    from tiny_agent.context.compaction import Compaction
+    from tiny_agent.cli.config_file import load_config
     from tiny_agent.context.engine import Context, ContextConfig
     from tiny_agent.context.legality import check_anthropic_body, check_messages, check_openai_body, repair
-    from tiny_agent.context.replay import Policy, replay, sweep
+    from tiny_agent.context.shrink.compaction import Compaction
     from tiny_agent.context.tokens import TokenLedger
     from tiny_agent.errors import CompactionError, ConfigError, ProviderError, TinyAgentError
+    from tiny_agent.observe.call_lines import format_event, format_totals
     from tiny_agent.observe.stats import stats
-    from tiny_agent.providers.anthropic import AnthropicProvider
+    from tiny_agent.providers.anthropic.adapter import AnthropicProvider
     from tiny_agent.providers.base import Provider
-    from tiny_agent.providers.local import LocalProvider
-    from tiny_agent.providers.openai_compat import OpenAICompatProvider
+    from tiny_agent.providers.local.provider import LocalProvider
+    from tiny_agent.providers.openai.adapter import OpenAICompatProvider
     from tiny_agent.providers.registry import resolve_provider
     from tiny_agent.store import open_store
+    from tiny_agent.tools.hooks import Hook
+    from tiny_agent.tools.mcp.tools import McpServer
+    from tiny_agent.tools.python_tools import FunctionTool, tool
+    from tiny_agent.tools.toolbox import Tool, Toolbox, ToolFailure
+    from tiny_agent.tools.workspace import Workspace
     from tiny_agent.types import (
         Message,
         ModelResponse,
@@ -48,29 +51,30 @@ if TYPE_CHECKING:
         ToolUseBlock,
         Usage,
     )
+    from tiny_agent.whatif.replay import Policy, replay, sweep
 
 _HOME = {
-    "tiny_agent.agent.config_file": ("load_config",),
-    "tiny_agent.agent.hooks": ("Hook",),
+    "tiny_agent.cli.config_file": ("load_config",),
+    "tiny_agent.tools.hooks": ("Hook",),
     "tiny_agent.agent.loop": ("Agent", "AgentConfig", "RunResult"),
-    "tiny_agent.agent.mcp": ("McpServer",),
-    "tiny_agent.agent.python_tools": ("FunctionTool", "tool"),
-    "tiny_agent.agent.report": ("format_event", "format_totals"),
+    "tiny_agent.tools.mcp.tools": ("McpServer",),
+    "tiny_agent.tools.python_tools": ("FunctionTool", "tool"),
+    "tiny_agent.observe.call_lines": ("format_event", "format_totals"),
     "tiny_agent.agent.run": ("Run",),
     "tiny_agent.agent.settings": ("RunSettings",),
-    "tiny_agent.agent.tools": ("Tool", "ToolFailure", "Toolbox"),
-    "tiny_agent.agent.workspace": ("Workspace",),
-    "tiny_agent.context.compaction": ("Compaction",),
+    "tiny_agent.tools.toolbox": ("Tool", "ToolFailure", "Toolbox"),
+    "tiny_agent.tools.workspace": ("Workspace",),
+    "tiny_agent.context.shrink.compaction": ("Compaction",),
     "tiny_agent.context.engine": ("Context", "ContextConfig"),
     "tiny_agent.context.legality": ("check_anthropic_body", "check_messages", "check_openai_body", "repair"),
-    "tiny_agent.context.replay": ("Policy", "replay", "sweep"),
+    "tiny_agent.whatif.replay": ("Policy", "replay", "sweep"),
     "tiny_agent.observe.stats": ("stats",),
     "tiny_agent.context.tokens": ("TokenLedger",),
     "tiny_agent.errors": ("CompactionError", "ConfigError", "ProviderError", "TinyAgentError"),
-    "tiny_agent.providers.anthropic": ("AnthropicProvider",),
+    "tiny_agent.providers.anthropic.adapter": ("AnthropicProvider",),
     "tiny_agent.providers.base": ("Provider",),
-    "tiny_agent.providers.local": ("LocalProvider",),
-    "tiny_agent.providers.openai_compat": ("OpenAICompatProvider",),
+    "tiny_agent.providers.local.provider": ("LocalProvider",),
+    "tiny_agent.providers.openai.adapter": ("OpenAICompatProvider",),
     "tiny_agent.providers.registry": ("resolve_provider",),
     "tiny_agent.store": ("open_store",),
     "tiny_agent.types": (

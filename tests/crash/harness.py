@@ -45,7 +45,7 @@ from tiny_agent.agent.loop import DEFAULT_SYSTEM
 from tiny_agent.context.engine import NOT_RUN
 from tiny_agent.context.legality import check_anthropic_body
 from tiny_agent.context.session import Session
-from tiny_agent.providers.anthropic import AnthropicProvider
+from tiny_agent.providers.anthropic.adapter import AnthropicProvider
 from tiny_agent.providers.prefix import without_marks
 from tiny_agent.store import open_store
 from tiny_agent.types import Entry

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-from tiny_agent.context.compaction import SUMMARY_OPENING
 from tiny_agent.context.legality import check_anthropic_body
+from tiny_agent.context.shrink.compaction import SUMMARY_OPENING
 
 MODEL = "claude-sonnet-4-6"
 

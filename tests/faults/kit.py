@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.faults import wire
-from tiny_agent.providers.anthropic import AnthropicProvider
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.providers.anthropic.adapter import AnthropicProvider
+from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.redaction import REDACTED
 from tiny_agent.types import Message, ModelResponse, Prompt, ProviderEvent, TextDelta, ToolSpec
 

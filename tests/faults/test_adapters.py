@@ -28,8 +28,8 @@ from tiny_agent.errors import (
     RateLimitError,
     ServerError,
 )
-from tiny_agent.providers.anthropic import AnthropicProvider
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.providers.anthropic.adapter import AnthropicProvider
+from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.types import INVALID_JSON_KEY, RetryNotice, TextBlock, Usage
 
 

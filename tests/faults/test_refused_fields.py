@@ -19,12 +19,12 @@ import pytest
 from tests.faults import server as faults
 from tests.faults.kit import KEY, KITS, TOOLS, Events, cli_env
 from tests.faults.server import FaultServer
-from tiny_agent.agent.history import history_lines
-from tiny_agent.agent.report import format_event
 from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.session import Session
 from tiny_agent.errors import BadRequestError, UnsupportedFieldError
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.observe.call_lines import format_event
+from tiny_agent.observe.history import history_lines
+from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.types import Message, Prompt, RetryNotice
 

@@ -22,7 +22,7 @@ from tests.faults import server as faults
 from tests.faults.kit import KITS, cli_env
 from tests.faults.server import FaultServer, Handler
 from tiny_agent.errors import ProviderHTTPError
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.types import Message, Prompt
 
 ANTHROPIC, OPENAI = KITS

@@ -22,7 +22,7 @@ from tiny_agent.errors import (
     ProviderTimeout,
     ServerError,
 )
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.types import Message, Prompt, RetryNotice, TextDelta, ToolSpec, ToolUseBlock
 
 KIT = {k.name: k for k in KITS}

@@ -18,7 +18,7 @@ import pytest
 
 from tests.integration.terminal import Pane
 from tiny_agent.errors import ConfigError
-from tiny_agent.providers.llama_server import LlamaServer, find_binary, find_default_model
+from tiny_agent.providers.local.llama_server import LlamaServer, find_binary, find_default_model
 
 CTX_SIZE = 4096
 """Context of the shared server: roomy for the scripted runs, small enough to allocate at once."""

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.terminal import Pane
-from tiny_agent.providers.llama_server import LlamaServer
+from tiny_agent.providers.local.llama_server import LlamaServer
 
 pytestmark = pytest.mark.integration
 

@@ -24,7 +24,7 @@ import pytest
 from tests.faults import server as faults
 from tests.faults.server import FaultServer
 from tests.integration.terminal import Pane
-from tiny_agent.providers.llama_server import LlamaServer
+from tiny_agent.providers.local.llama_server import LlamaServer
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tiny_agent.providers.llama_server import LlamaServer
+from tiny_agent.providers.local.llama_server import LlamaServer
 from tiny_agent.testing.estimates import local_compaction
 
 pytestmark = pytest.mark.integration

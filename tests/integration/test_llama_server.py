@@ -23,14 +23,14 @@ import httpx2
 import pytest
 
 from tiny_agent.agent.loop import DEFAULT_SYSTEM
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
-from tiny_agent.context.compaction import SUMMARY_HEADER, Compaction
 from tiny_agent.context.engine import Context, ContextConfig
+from tiny_agent.context.shrink.compaction import SUMMARY_HEADER, Compaction
 from tiny_agent.errors import CompactionError
 from tiny_agent.providers.base import Wire
-from tiny_agent.providers.llama_server import LlamaServer, auth_headers
-from tiny_agent.providers.local import LocalProvider
+from tiny_agent.providers.local.llama_server import LlamaServer, auth_headers
+from tiny_agent.providers.local.provider import LocalProvider
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, ModelResponse, TextBlock, ToolUseBlock
 
 from .conftest import CTX_SIZE
@@ -338,7 +338,7 @@ def test_exact_count_of_a_prompt_that_needs_repair(llama_server: LlamaServer, wi
 
 
 def test_the_embedded_model_is_named_the_same_before_and_after_its_server_starts() -> None:
-    from tiny_agent.providers.llama_server import EMBEDDED_MODEL_NAME, find_default_model
+    from tiny_agent.providers.local.llama_server import EMBEDDED_MODEL_NAME, find_default_model
 
     model = find_default_model()
     with LocalProvider() as started:

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, ToolEvent
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.engine import Context
-from tiny_agent.providers.llama_server import LlamaServer
-from tiny_agent.providers.local import LocalProvider
+from tiny_agent.providers.local.llama_server import LlamaServer
+from tiny_agent.providers.local.provider import LocalProvider
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 
 pytestmark = pytest.mark.integration
 

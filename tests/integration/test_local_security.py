@@ -15,8 +15,8 @@ import httpx2
 import pytest
 
 from tiny_agent.errors import AuthenticationError
-from tiny_agent.providers.llama_server import LlamaServer, auth_headers
-from tiny_agent.providers.local import LocalProvider
+from tiny_agent.providers.local.llama_server import LlamaServer, auth_headers
+from tiny_agent.providers.local.provider import LocalProvider
 from tiny_agent.types import Message, Prompt
 
 pytestmark = pytest.mark.integration

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from tiny_agent.errors import LocalServerError
-from tiny_agent.providers.llama_server import LlamaServer, healthy
-from tiny_agent.providers.local import LocalProvider
+from tiny_agent.providers.local.llama_server import LlamaServer, healthy
+from tiny_agent.providers.local.provider import LocalProvider
 
 from .conftest import pid_gone
 
@@ -110,7 +110,7 @@ def test_server_that_cannot_load_its_model_fails_to_start(tmp_path: Path) -> Non
 CHILD = """
 import sys, time
 from pathlib import Path
-from tiny_agent.providers.llama_server import LlamaServer
+from tiny_agent.providers.local.llama_server import LlamaServer
 
 server = LlamaServer(Path(sys.argv[1]), ctx_size=int(sys.argv[2]), tie_to_parent=True).start()
 print(server.process.pid, server.base_url, server.log_path, flush=True)

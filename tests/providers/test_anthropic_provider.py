@@ -23,7 +23,7 @@ from tiny_agent.errors import (
     RateLimitError,
     ServerError,
 )
-from tiny_agent.providers.anthropic import AnthropicProvider
+from tiny_agent.providers.anthropic.adapter import AnthropicProvider
 from tiny_agent.providers.base import Provider
 from tiny_agent.types import (
     CachePlan,

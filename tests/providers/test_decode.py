@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tiny_agent.providers.decode import AnswerText, ShapeError, expect, iter_sse, scrub, tool_input
-from tiny_agent.providers.json_tools import parse_reply
+from tiny_agent.providers.openai.json_tools import parse_reply
 from tiny_agent.types import INVALID_JSON_KEY
 
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import jsonschema
 
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
-from tiny_agent.providers.json_guide import Guide, guide, named_paths
-from tiny_agent.providers.json_tools import response_format
-from tiny_agent.providers.local import LocalProvider
+from tiny_agent.guide.json_guide import Guide, guide, named_paths
+from tiny_agent.providers.local.provider import LocalProvider
+from tiny_agent.providers.openai.json_tools import response_format
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, Prompt, ToolResultBlock, ToolUseBlock
 
 ROOT = Path(__file__).resolve().parents[2] / "examples" / "bakery"

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
-from tiny_agent.providers.json_guide import Guide, guide
-from tiny_agent.providers.request_kind import read_request
+from tiny_agent.guide.json_guide import Guide, guide
+from tiny_agent.guide.request_kind import read_request
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, Prompt, TextBlock, ToolUseBlock
 
 FILES = {

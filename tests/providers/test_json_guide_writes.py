@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from benchmarks.tool_choice import ROOT, TASKS, prepare
 
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
-from tiny_agent.providers.json_guide import asks_for_a_write, guide
+from tiny_agent.guide.json_guide import asks_for_a_write, guide
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, Prompt, ToolUseBlock
 
 QUESTIONS = [

@@ -10,10 +10,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.legality import check_openai_body
-from tiny_agent.providers.json_tools import SCHEMA_NAME, parse_reply, response_format
+from tiny_agent.providers.openai.json_tools import SCHEMA_NAME, parse_reply, response_format
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, Prompt, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
 from .test_openai_provider import Server, completion, provider

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tiny_agent.errors import ConfigError
-from tiny_agent.providers.llama_server import LlamaServer, WarmServer, write_private
-from tiny_agent.providers.local import LocalProvider
+from tiny_agent.providers.local.llama_server import LlamaServer, WarmServer, write_private
+from tiny_agent.providers.local.provider import LocalProvider
 from tiny_agent.types import Message, Prompt, ToolSpec
 
 
@@ -159,7 +159,7 @@ def test_a_warm_server_names_the_model_it_runs_and_a_bigger_one_is_not_guided(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     warm = WarmServer(pid=1, port=9, model="/models/qwen2.5-7b-instruct-q4_k_m.gguf", api_key="k")
-    monkeypatch.setattr("tiny_agent.providers.local.read_warm_server", lambda: warm)
+    monkeypatch.setattr("tiny_agent.providers.local.provider.read_warm_server", lambda: warm)
     local = LocalProvider().start()
     assert local.model == "qwen2.5-7b-instruct-q4_k_m" and not local.guided
     forced = LocalProvider(guided=True).start()

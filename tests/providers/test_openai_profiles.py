@@ -6,7 +6,7 @@ import datetime
 
 import pytest
 
-from tiny_agent.context.policy import decision_prices
+from tiny_agent.context.shrink.policy import decision_prices
 from tiny_agent.providers.pricing import token_prices
 from tiny_agent.providers.profile import profile_for
 

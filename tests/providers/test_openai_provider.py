@@ -23,7 +23,7 @@ from tiny_agent.errors import (
     ServerError,
 )
 from tiny_agent.providers.base import Provider
-from tiny_agent.providers.openai_compat import INVALID_JSON_KEY, OpenAICompatProvider
+from tiny_agent.providers.openai.adapter import INVALID_JSON_KEY, OpenAICompatProvider
 from tiny_agent.types import (
     CachePlan,
     Message,

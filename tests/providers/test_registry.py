@@ -9,9 +9,9 @@ import httpx2
 import pytest
 
 from tiny_agent.errors import ConfigError
-from tiny_agent.providers.anthropic import AnthropicProvider
+from tiny_agent.providers.anthropic.adapter import AnthropicProvider
 from tiny_agent.providers.base import Provider
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.providers.registry import PROFILES, resolve_provider
 from tiny_agent.types import Message, Prompt
 
@@ -125,7 +125,7 @@ def test_adapter_options_pass_through() -> None:
 
 
 def test_nothing_configured_falls_back_to_the_local_model() -> None:
-    from tiny_agent.providers.local import LocalProvider
+    from tiny_agent.providers.local.provider import LocalProvider
 
     provider = resolve_provider(None, env={"ANTHROPIC_API_KEY": "", "HOME": "/root"})
     assert isinstance(provider, LocalProvider)
@@ -191,7 +191,7 @@ def test_timeout_and_retries_reach_the_adapter() -> None:
 
 
 def test_the_local_provider_gets_only_the_options_it_takes() -> None:
-    from tiny_agent.providers.local import LocalProvider
+    from tiny_agent.providers.local.provider import LocalProvider
 
     provider = resolve_provider("local", env={}, max_tokens=99, timeout=300, max_retries=1, http_client=None)
     assert isinstance(provider, LocalProvider)

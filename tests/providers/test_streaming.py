@@ -11,8 +11,8 @@ import pytest
 
 from tests.faults import wire
 from tiny_agent.errors import OverloadedError, ProviderConnectionError, ProviderResponseError, ServerError
-from tiny_agent.providers.anthropic import AnthropicProvider
-from tiny_agent.providers.openai_compat import OpenAICompatProvider
+from tiny_agent.providers.anthropic.adapter import AnthropicProvider
+from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.types import Message, Prompt, ProviderEvent, TextDelta, Usage
 
 TEXT = "Streaming works: the reply arrives in pieces."

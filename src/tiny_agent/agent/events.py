@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tiny_agent.agent.control import StopReason
-from tiny_agent.context.compaction import Compaction
+from tiny_agent.context.shrink.compaction import Compaction
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import CompactionError, TinyAgentError
 from tiny_agent.types import RetryNotice, TextDelta, ToolResultBlock, ToolUseBlock

@@ -26,12 +26,12 @@ from tiny_agent.agent.events import (
     TurnEvent,
     call_events,
 )
-from tiny_agent.agent.tools import Toolbox
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.context.entries import RunStop
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import CompactionError, ConfigError, IllegalRequestError, ProviderError, TinyAgentError
 from tiny_agent.providers.base import Provider
+from tiny_agent.tools.toolbox import Toolbox
 from tiny_agent.types import ModelResponse, ProviderEvent, ToolResultBlock, ToolUseBlock
 
 __all__ = [

@@ -21,25 +21,25 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tiny_agent.agent import telemetry as otel
-from tiny_agent.agent.hooks import Hook
 from tiny_agent.agent.keepalive import Keepalive
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, Event, RunResult
-from tiny_agent.agent.mcp import McpServer
 from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, compose_system, looks_volatile
-from tiny_agent.agent.tools import Tool
-from tiny_agent.agent.toolset import Toolset
-from tiny_agent.agent.workspace import Workspace
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.engine import Context
 from tiny_agent.context.session import Session
 from tiny_agent.errors import ConfigError
+from tiny_agent.observe import telemetry as otel
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.cache_rules import min_cacheable_tokens
 from tiny_agent.providers.http_errors import display_url
-from tiny_agent.providers.local import LocalProvider
+from tiny_agent.providers.local.provider import LocalProvider
 from tiny_agent.providers.registry import LOCAL, resolve_provider
 from tiny_agent.store.base import Store
+from tiny_agent.tools.hooks import Hook
+from tiny_agent.tools.mcp.tools import McpServer
+from tiny_agent.tools.toolbox import Tool
+from tiny_agent.tools.toolset import Toolset
+from tiny_agent.tools.workspace import Workspace
 
 __all__ = ["Run"]
 

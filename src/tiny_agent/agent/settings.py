@@ -14,9 +14,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from tiny_agent.agent.loop import DEFAULT_SYSTEM
-from tiny_agent.agent.workspace import MAX_OUTPUT_CHARS
-from tiny_agent.providers.local import LOCAL_TIMEOUT
+from tiny_agent.providers.local.provider import LOCAL_TIMEOUT
 from tiny_agent.providers.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
+from tiny_agent.tools.workspace import MAX_OUTPUT_CHARS
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",

@@ -19,13 +19,13 @@ import click
 import platformdirs
 
 from tiny_agent.agent.events import Event, call_events
-from tiny_agent.agent.report import format_cost, format_event
 from tiny_agent.cli.options import agent_options
 from tiny_agent.cli.printer import Printer
 from tiny_agent.cli.runtime import Runtime, open_runtime
-from tiny_agent.context.inspect import inspect_context
 from tiny_agent.context.session import Session
 from tiny_agent.errors import CompactionError, ConfigError, TinyAgentError
+from tiny_agent.observe.call_lines import format_cost, format_event
+from tiny_agent.observe.inspect import inspect_context
 
 __all__ = ["COMMANDS", "chat_command", "chat_loop"]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from tiny_agent.agent.config_file import CONFIG_KEYS, CONFIG_NAME, config_paths, load_config
+from tiny_agent.cli.config_file import CONFIG_KEYS, CONFIG_NAME, config_paths, load_config
 
 __all__ = ["config_group"]
 

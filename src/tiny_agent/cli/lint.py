@@ -6,8 +6,8 @@ import json
 
 import click
 
-from tiny_agent.context.lint import is_clean, lint_files
 from tiny_agent.errors import ConfigError
+from tiny_agent.observe.lint import is_clean, lint_files
 
 __all__ = ["lint_command"]
 

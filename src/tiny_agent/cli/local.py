@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from tiny_agent.cli.options import Positive
-from tiny_agent.providers import llama_server
+from tiny_agent.providers.local import llama_server
 
 __all__ = ["local_group"]
 

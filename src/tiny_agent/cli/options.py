@@ -16,17 +16,17 @@ from typing import Any, TypeVar
 import click
 
 from tiny_agent.agent.budget import STOP_SHARE
-from tiny_agent.agent.config_file import CONFIG_NAME
-from tiny_agent.agent.hooks import HOOK_EVENTS
 from tiny_agent.agent.loop import AgentConfig
-from tiny_agent.agent.mcp import DEFAULT_MCP_TIMEOUT, HEADER_ENV
 from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, LOCAL_TIMEOUT
+from tiny_agent.cli.config_file import CONFIG_NAME
 from tiny_agent.context.engine import ContextConfig
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS, WRITE_MULTIPLIER
 from tiny_agent.providers.registry import PROVIDER_NAMES
 from tiny_agent.store.location import STORE_ENV, default_location, is_postgres
+from tiny_agent.tools.hooks import HOOK_EVENTS
+from tiny_agent.tools.mcp.tools import DEFAULT_MCP_TIMEOUT, HEADER_ENV
 
 __all__ = [
     "CONFIG_FLAGS",

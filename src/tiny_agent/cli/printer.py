@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.logging import RichHandler
 
 from tiny_agent.agent.loop import Event, ToolEvent
-from tiny_agent.agent.report import format_event, format_totals
 from tiny_agent.context.tokens import TokenLedger
+from tiny_agent.observe.call_lines import format_event, format_totals
 from tiny_agent.redaction import redact
 from tiny_agent.types import TextDelta
 

@@ -8,13 +8,13 @@ from typing import Any
 import click
 
 from tiny_agent.cli.options import CompactAt, Positive, existing_store, given, store_option
-from tiny_agent.context.replay import Policy, Recording, replay, sweep
-from tiny_agent.context.replay_figures import replay_lines, sweep_lines
-from tiny_agent.context.replay_provider import ASSUMED_SUMMARY_TOKENS
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.cache_rules import TTLS
 from tiny_agent.providers.registry import PROVIDER_NAMES
 from tiny_agent.store import open_store
+from tiny_agent.whatif.figures import replay_lines, sweep_lines
+from tiny_agent.whatif.provider import ASSUMED_SUMMARY_TOKENS
+from tiny_agent.whatif.replay import Policy, Recording, replay, sweep
 
 __all__ = ["replay_command"]
 

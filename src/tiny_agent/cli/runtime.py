@@ -14,16 +14,16 @@ from typing import Any
 
 import click
 
-from tiny_agent.agent.config_file import FileConfig, load_config
-from tiny_agent.agent.hooks import Hook
 from tiny_agent.agent.loop import AgentConfig
-from tiny_agent.agent.mcp import DEFAULT_MCP_TIMEOUT, McpServer, headers_from_env
 from tiny_agent.agent.run import Run
 from tiny_agent.agent.settings import RUN_SETTINGS, RunSettings
+from tiny_agent.cli.config_file import FileConfig, load_config
 from tiny_agent.cli.options import CONFIG_FLAGS, PROVIDER_FLAGS, given
 from tiny_agent.cli.printer import Printer
 from tiny_agent.errors import ConfigError
 from tiny_agent.store import open_store
+from tiny_agent.tools.hooks import Hook
+from tiny_agent.tools.mcp.tools import DEFAULT_MCP_TIMEOUT, McpServer, headers_from_env
 
 __all__ = ["Runtime", "open_runtime"]
 

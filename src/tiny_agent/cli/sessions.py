@@ -12,13 +12,13 @@ from typing import Any
 
 import click
 
-from tiny_agent.agent.history import history_lines
 from tiny_agent.cli.options import NonNegative, Positive, store_option
 from tiny_agent.cli.output import write_lines, write_stdout
 from tiny_agent.context.entry_codec import read
-from tiny_agent.context.export import export_lines, read_export
 from tiny_agent.context.session import Session
 from tiny_agent.errors import ConfigError, UnreadableEntry
+from tiny_agent.observe.export import export_lines, read_export
+from tiny_agent.observe.history import history_lines
 from tiny_agent.observe.report import format_figures
 from tiny_agent.observe.stats import stats
 from tiny_agent.store import open_store

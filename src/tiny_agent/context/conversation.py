@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tiny_agent.context.compaction import Compaction
 from tiny_agent.context.config import EMPTY_REPLY, NOT_RUN, ContextConfig
 from tiny_agent.context.entries import (
     ENGINE_SETTINGS,
@@ -27,6 +26,7 @@ from tiny_agent.context.entries import (
 from tiny_agent.context.entry_codec import encode
 from tiny_agent.context.legality import drop_empty_text
 from tiny_agent.context.log import Log, MemoryLog
+from tiny_agent.context.shrink.compaction import Compaction
 from tiny_agent.context.state import State
 from tiny_agent.context.tokens import TokenLedger
 from tiny_agent.context.window import spec_dict, spec_of, system_blocks

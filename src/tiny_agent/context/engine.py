@@ -21,15 +21,17 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
-from tiny_agent.context import calling, clearing, shrink
+from tiny_agent.context import calling
 from tiny_agent.context.cache import plan_cache
-from tiny_agent.context.compaction import Compaction, CompactionHooks, Summarizer
 from tiny_agent.context.config import DEFAULT_CONTEXT_WINDOW, EMPTY_REPLY, NOT_RUN, ContextConfig
 from tiny_agent.context.conversation import Conversation
 from tiny_agent.context.diagnosis import Before
 from tiny_agent.context.legality import repair
 from tiny_agent.context.log import Log
 from tiny_agent.context.render import Rendered, Renderer
+from tiny_agent.context.shrink import clearing
+from tiny_agent.context.shrink import summarize as shrink
+from tiny_agent.context.shrink.compaction import Compaction, CompactionHooks, Summarizer
 from tiny_agent.context.state import State
 from tiny_agent.context.window import spec_dict, system_blocks, window
 from tiny_agent.errors import IllegalRequestError

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from tiny_agent.context.cache import plan_cache
-from tiny_agent.context.policy import decision_prices
+from tiny_agent.context.shrink.policy import decision_prices
 from tiny_agent.context.state import State
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.providers.base import Provider

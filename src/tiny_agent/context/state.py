@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tiny_agent.context.compaction import Compaction
 from tiny_agent.context.entries import (
     CallDone,
     CallFailed,
@@ -32,6 +31,7 @@ from tiny_agent.context.entries import (
     UserInput,
 )
 from tiny_agent.context.entry_codec import read
+from tiny_agent.context.shrink.compaction import Compaction
 from tiny_agent.context.tokens import CallRecord, TokenLedger
 from tiny_agent.context.window import Window
 from tiny_agent.types import Block, Entry, Message, ToolResultBlock

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tiny_agent.context.compaction import Compaction
+from tiny_agent.context.shrink.compaction import Compaction
 from tiny_agent.types import Message, TextBlock, ToolResultBlock, ToolSpec
 
 __all__ = ["Window", "spec_dict", "spec_of", "system_blocks", "window"]

@@ -142,12 +142,12 @@ def resolve_provider(
     match profile.wire:
         case "anthropic":
             # Each SDK takes a second or more to import: only the one in use is loaded.
-            from tiny_agent.providers.anthropic import AnthropicProvider
+            from tiny_agent.providers.anthropic.adapter import AnthropicProvider
 
             return AnthropicProvider(**common, **kwargs)
         case "openai":
             checked_ttl(kwargs.pop("cache_ttl", DEFAULT_TTL), "openai", profile.name)
-            from tiny_agent.providers.openai_compat import OpenAICompatProvider
+            from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 
             return OpenAICompatProvider(**common, **kwargs)
 
@@ -158,7 +158,7 @@ def offline_profile(
     """The profile of the provider called ``name`` without building it (no key, no server): what a
     replay prices and renders with. The local model's is the embedded model's (free, JSON tools)."""
     if name == LOCAL:
-        from tiny_agent.providers.llama_process import EMBEDDED_MODEL_NAME
+        from tiny_agent.providers.local.llama_process import EMBEDDED_MODEL_NAME
 
         return profile_for(
             LOCAL,
@@ -179,12 +179,12 @@ def offline_profile(
 def offline_adapter(profile: ProviderProfile) -> Provider:
     """An adapter that renders for ``profile`` and sends nothing (a key it never uses)."""
     if profile.wire == "anthropic":
-        from tiny_agent.providers.anthropic import AnthropicProvider
+        from tiny_agent.providers.anthropic.adapter import AnthropicProvider
 
         return AnthropicProvider(
             model=profile.model, api_key="rendering-only", name=profile.name, cache_ttl=profile.cache_ttl
         )
-    from tiny_agent.providers.openai_compat import OpenAICompatProvider
+    from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 
     mode = "json_schema" if profile.tool_grammar else "native"
     return OpenAICompatProvider(model=profile.model, api_key="rendering-only", name=profile.name, tool_mode=mode)
@@ -193,8 +193,8 @@ def offline_adapter(profile: ProviderProfile) -> Provider:
 def _local(model: str | None, base_url: str | None, api_key: str | None, kwargs: dict[str, Any]) -> Provider:
     """The embedded model on a llama.cpp server on loopback. ``model`` is a GGUF path. A server it
     starts gets a fresh key of its own; a server at ``base_url`` gets ``api_key`` if it wants one."""
-    from tiny_agent.providers.llama_process import EMBEDDED_MODEL_NAME
-    from tiny_agent.providers.local import LocalProvider
+    from tiny_agent.providers.local.llama_process import EMBEDDED_MODEL_NAME
+    from tiny_agent.providers.local.provider import LocalProvider
 
     if model == EMBEDDED_MODEL_NAME:
         model = None  # sessions stored before 2026-11-30 remember the embedded model by its name

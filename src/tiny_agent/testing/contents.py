@@ -11,7 +11,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from tiny_agent.providers.token_count import PER_MESSAGE, text_tokens
+from tiny_agent.providers.openai.token_count import PER_MESSAGE, text_tokens
 from tiny_agent.testing.tasks import Task
 
 __all__ = ["KINDS", "content", "mixed_reads", "o200k_counter"]

@@ -17,16 +17,16 @@ from typing import Any
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, AgentConfig
 from tiny_agent.agent.run import Run
 from tiny_agent.agent.settings import RunSettings
-from tiny_agent.agent.tools import Toolbox
-from tiny_agent.agent.workspace import Workspace
-from tiny_agent.context.compaction import Compaction
 from tiny_agent.context.engine import Context, ContextConfig
-from tiny_agent.providers.local import LocalProvider
+from tiny_agent.context.shrink.compaction import Compaction
+from tiny_agent.providers.local.provider import LocalProvider
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing.billing import BillingFake
 from tiny_agent.testing.contents import KINDS, content, mixed_reads, o200k_counter
 from tiny_agent.testing.scripted import tool_call
 from tiny_agent.testing.tasks import is_summary_request
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, ToolResultBlock, Wire
 
 __all__ = ["AfterCompactions", "after_compactions", "local_compaction"]

@@ -116,9 +116,9 @@ def _prompt_text(body: dict[str, Any]) -> str:
 
 def _renderer(wire: Wire, model: str) -> Provider:
     if wire == "anthropic":
-        from tiny_agent.providers.anthropic import AnthropicProvider
+        from tiny_agent.providers.anthropic.adapter import AnthropicProvider
 
         return AnthropicProvider(model=model, api_key="scripted")
-    from tiny_agent.providers.openai_compat import OpenAICompatProvider
+    from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 
     return OpenAICompatProvider(model=model, api_key="scripted")

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tiny_agent.context.compaction import SUMMARY_OPENING
+from tiny_agent.context.shrink.compaction import SUMMARY_OPENING
 from tiny_agent.types import Block, TextBlock, ToolUseBlock
 
 __all__ = ["Call", "ScriptedTask", "Task", "is_summary_request"]

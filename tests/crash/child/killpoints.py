@@ -181,7 +181,7 @@ def _wrap_postgres() -> None:
 
 
 def _wrap_tools() -> None:
-    from tiny_agent.agent.tools import Toolbox
+    from tiny_agent.tools.toolbox import Toolbox
     from tiny_agent.types import ToolResultBlock, ToolUseBlock
 
     original = Toolbox.run
@@ -199,7 +199,7 @@ def _wrap_tools() -> None:
 
 
 def _wrap_provider() -> None:
-    from tiny_agent.providers.anthropic import AnthropicProvider
+    from tiny_agent.providers.anthropic.adapter import AnthropicProvider
     from tiny_agent.types import ModelResponse
 
     original = AnthropicProvider.send

@@ -27,7 +27,7 @@ from typing import Any
 import killpoints
 
 import tiny_agent.cli.app
-from tiny_agent.providers.anthropic import AnthropicProvider
+from tiny_agent.providers.anthropic.adapter import AnthropicProvider
 from tiny_agent.types import Message, Prompt
 
 with contextlib.suppress(ImportError):  # the PostgreSQL store (psycopg, its pool), for cases against a server

@@ -1,0 +1,15 @@
+"""Making the window smaller: compaction, clearing and the policies that decide when."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOME = {"compact": "summarize", "maybe_compact": "summarize"}
+"""Names this package offers, imported on first use (the old module context.shrink held them)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)

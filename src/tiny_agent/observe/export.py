@@ -1,0 +1,122 @@
+"""A session out of the store: as JSON lines (everything, to move or archive it), or as the request
+body of either wire format (the whole conversation, uncompacted, ready to send elsewhere); and the
+JSON lines read back (``read_export``), checked entry by entry, to go into another store."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Literal
+
+from tiny_agent.context.engine import Context
+from tiny_agent.context.entry_codec import read
+from tiny_agent.context.log import MemoryLog
+from tiny_agent.errors import ConfigError, UnreadableEntry
+from tiny_agent.store.base import SessionInfo
+from tiny_agent.store.migrations import SCHEMA_VERSION
+from tiny_agent.types import Entry, Prompt
+
+__all__ = ["EXPORT_FORMAT", "ExportFormat", "export_lines", "read_export"]
+
+EXPORT_FORMAT = "tiny-agent-session"
+ExportFormat = Literal["jsonl", "anthropic", "openai"]
+
+
+def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat = "jsonl") -> Iterator[str]:
+    """The session as lines of text. ``jsonl``: a header, then one entry per line (a fork's inherited
+    entries included). ``anthropic`` / ``openai``: one request body with every message."""
+    if fmt == "jsonl":
+        header = {"format": EXPORT_FORMAT, "version": 1, "schema": SCHEMA_VERSION, "session": info.to_dict()}
+        yield json.dumps(header, ensure_ascii=False)
+        for e in entries:
+            yield json.dumps({"seq": e.seq, "id": e.id, "kind": e.kind, "at": e.at, "body": e.body}, ensure_ascii=False)
+        return
+    context = Context(log=MemoryLog(entries))
+    model = str(context.run_settings.get("model") or "unknown")
+    prompt = Prompt(context.system_blocks(), context.tools, context.messages)
+    # Each SDK takes a second to import: only the one asked for is loaded.
+    if fmt == "anthropic":
+        from tiny_agent.providers.anthropic.adapter import AnthropicProvider
+
+        body = AnthropicProvider(model=model, api_key="rendering-only").render(prompt)
+    else:
+        from tiny_agent.providers.openai.adapter import OpenAICompatProvider
+
+        body = OpenAICompatProvider(model=model, api_key="rendering-only").render(prompt)
+    yield json.dumps(body, ensure_ascii=False, indent=2)
+
+
+def read_export(lines: Iterable[str], source: str) -> tuple[SessionInfo, list[Entry]]:
+    """The session a ``jsonl`` export holds, every entry checked as a resume would read it; a
+    ``ConfigError`` naming ``source`` and the line otherwise (nothing is half-read)."""
+    info: SessionInfo | None = None
+    entries: list[Entry] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{source} line {number}"
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise ConfigError(
+                f"{where} is not JSON ({exc}); is it a session export (tiny-agent sessions export ID)?"
+            ) from None
+        if info is None:
+            info = _header(row, where)
+            continue
+        entry = _entry(row, where, len(entries))
+        try:
+            read(entry)
+        except UnreadableEntry as exc:
+            raise ConfigError(f"{where}: {exc}") from exc
+        entries.append(entry)
+    if info is None:
+        raise ConfigError(f"{source} is empty: there is no session in it")
+    if info.head >= 0 and len(entries) != info.head + 1:
+        raise ConfigError(
+            f"{source} holds {len(entries)} entries of session {info.id[:12]}, and its header says "
+            f"{info.head + 1}: the file was cut short (or added to); export the session again"
+        )
+    return info, entries
+
+
+def _header(row: Any, where: str) -> SessionInfo:
+    if not isinstance(row, dict) or row.get("format") != EXPORT_FORMAT or not isinstance(row.get("session"), dict):
+        raise ConfigError(f"{where}: not the header of a session export (tiny-agent sessions export ID)")
+    if row.get("version") != 1 or not isinstance(row.get("schema"), int) or row["schema"] > SCHEMA_VERSION:
+        raise ConfigError(
+            f"{where}: written by a newer tiny-agent (format {row.get('version')}, schema {row.get('schema')}); "
+            "upgrade this one to import it"
+        )
+    session = row["session"]
+    sid, created, updated = session.get("id"), session.get("created_at"), session.get("updated_at")
+    if not isinstance(sid, str) or not sid or not all(_number(t) for t in (created, updated)):
+        raise ConfigError(f"{where}: the session needs an id, created_at and updated_at")
+    workspace, host = session.get("workspace"), session.get("host")
+    return SessionInfo(
+        sid,
+        float(created),
+        float(updated),
+        workspace if isinstance(workspace, str) else None,
+        str(session.get("title") or ""),
+        head if isinstance(head := session.get("head"), int) and not isinstance(head, bool) else -1,
+        host=host if isinstance(host, str) else None,
+    )
+
+
+def _entry(row: Any, where: str, seq: int) -> Entry:
+    if not isinstance(row, dict):
+        raise ConfigError(f"{where}: an entry is a JSON object, not {type(row).__name__}")
+    if row.get("seq") != seq:
+        raise ConfigError(
+            f"{where}: expected entry #{seq}, found #{row.get('seq')} (entries are in order, none missing)"
+        )
+    eid, kind, at, body = row.get("id"), row.get("kind"), row.get("at"), row.get("body")
+    if not isinstance(eid, str) or not isinstance(kind, str) or not _number(at) or not isinstance(body, dict):
+        raise ConfigError(f"{where}: entry #{seq} needs an id, a kind, a time (at) and a body object")
+    return Entry(kind, body, eid, seq, float(at))  # type: ignore[arg-type]  # _number said so
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,15 @@
+"""The Anthropic Messages wire."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOME = {"AnthropicProvider": "adapter"}
+"""Names this package offers, imported on first use (the SDK is slow to import)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)

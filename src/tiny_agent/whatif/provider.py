@@ -1,0 +1,297 @@
+"""The provider a replay talks to: the recorded answers, billed by the profile's cache rules.
+
+It renders with the profile's own adapter (no key, nothing sent) and answers each request the
+engine makes: a turn with the response the recording got for it, a summary with a recorded summary
+(in order) or, past those, one of the recorded summaries' median length. Its usage is worked out
+as ``context.replay`` describes, and every call's figures are kept for the comparison.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tiny_agent.context.entries import CallDone, CallOpened, CompactionMark, ConfigChange, Response, TypedEntry
+from tiny_agent.context.render import Rendered
+from tiny_agent.context.tokens import DEFAULT_CHARS_PER_TOKEN, CallRecord, canonical
+from tiny_agent.providers.cache_sim import SimCall, Simulator
+from tiny_agent.providers.profile import ProviderProfile
+from tiny_agent.providers.registry import offline_adapter
+from tiny_agent.types import Block, Entry, Message, ModelResponse, OnProviderEvent, Prompt, TextBlock, Usage
+from tiny_agent.whatif.figures import CallFigures
+
+__all__ = ["ASSUMED_SUMMARY_TOKENS", "Recorded", "ReplayProvider"]
+
+ASSUMED_SUMMARY_TOKENS = 200
+"""The length assumed for a summary when the recording has none to measure: the one dense
+paragraph the summary instructions ask for. Figures that depend on it are marked estimated."""
+
+
+Reply = tuple[tuple[Block, ...], int | None]
+"""A summary call's answer (its blocks) and the output tokens it was billed."""
+
+
+@dataclass
+class Recorded:
+    """What the recording holds, indexed for the replay."""
+
+    responses: dict[int, Response] = field(default_factory=dict)
+    """The reply to each turn call, by the seq of its ``call`` entry."""
+    records: dict[int, CallRecord] = field(default_factory=dict)
+    opened: dict[int, CallOpened] = field(default_factory=dict)
+    """Every call entry, by its seq."""
+    calls: list[tuple[CallOpened, CallRecord]] = field(default_factory=list)
+    """Every answered call, in order."""
+    sizes: dict[str, CallRecord] = field(default_factory=dict)
+    """A recorded call by the fingerprint of its request."""
+    policy_replies: list[Reply] = field(default_factory=list)
+    """The answers of the summary calls the policy's compactions made, in order (a retry included)."""
+    manual_replies: dict[int, list[Reply]] = field(default_factory=dict)
+    """The answers of the summary calls of each manual compaction, by the seq of its mark."""
+    summaries: list[str] = field(default_factory=list)
+    ratios: dict[str, float] = field(default_factory=dict)
+    """Characters per token by purpose, the median over the recorded calls."""
+    window: int | None = None
+    """The provider's context window the newest recorded call was sized against (not an override)."""
+    unreplayed: set[int] = field(default_factory=set)
+    """Calls a replay cannot redo, repeated as recorded: the summary calls of a manual compaction
+    that failed (it left no mark saying what was asked)."""
+
+    @staticmethod
+    def of(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Recorded:
+        found = Recorded()
+        opened = found.opened
+        pending: list[tuple[CallDone, int | None]] = []
+        ratios: dict[str, list[float]] = {}
+        overridden = False
+        for entry, values in typed:
+            for value in values:
+                if isinstance(value, ConfigChange) and "context_window" in value.settings:
+                    overridden = value.settings["context_window"] is not None
+                elif isinstance(value, CallOpened):
+                    opened[entry.seq] = value
+                    if not overridden:
+                        found.window = value.window or found.window
+                    if value.purpose == "turn":  # summary calls before a turn: a compaction that failed
+                        found._failed(pending, opened)
+                        pending = []
+                elif isinstance(value, Response) and value.call is not None:
+                    found.responses[value.call] = value
+                elif isinstance(value, CallDone) and value.call in opened:
+                    call, record = opened[value.call], value.record
+                    found.records[value.call] = record
+                    found.calls.append((call, record))
+                    found.sizes.setdefault(canonical(call.fingerprint), record)
+                    if record.usage.input_tokens and call.chars:
+                        ratios.setdefault(call.purpose, []).append(call.chars / record.usage.input_tokens)
+                    if record.purpose == "compaction":
+                        pending.append((value, record.usage.output_tokens))
+                elif isinstance(value, CompactionMark):
+                    found.summaries.append(value.summary)
+                    # Its own calls: the policy's or the user's; any other is a compaction that failed.
+                    own = [c for c in pending if opened[c[0].call].decided != value.manual]
+                    found._failed([c for c in pending if c not in own], opened)
+                    replies = _replies(own, value.summary)
+                    if value.manual:
+                        found.manual_replies[entry.seq] = replies
+                    else:
+                        found.policy_replies.extend(replies)
+                    pending = []
+        found._failed(pending, opened)
+        found.ratios = {k: statistics.median(v) for k, v in ratios.items()}
+        return found
+
+    def _failed(self, calls: Sequence[tuple[CallDone, int | None]], opened: Mapping[int, CallOpened]) -> None:
+        """Summary calls of a compaction that failed: the policy's are asked again by the replay's
+        policy (which may fail or not); a manual one's are repeated as they were."""
+        policy = [(done, output) for done, output in calls if opened[done.call].decided]
+        self.policy_replies.extend(_replies(policy, None))
+        self.unreplayed.update(done.call for done, _ in calls if not opened[done.call].decided)
+
+    def ratio(self, purpose: str) -> float:
+        return self.ratios.get(purpose) or self.ratios.get("turn") or DEFAULT_CHARS_PER_TOKEN
+
+    def median_summary(self, tokens: int | None = None) -> str:
+        """A stand-in summary of ``tokens`` if given, else as long as the recorded ones' median, else
+        of ``ASSUMED_SUMMARY_TOKENS``."""
+        lengths = [len(text) for text in self.summaries]
+        if tokens is not None or not lengths:
+            size = int((tokens or ASSUMED_SUMMARY_TOKENS) * self.ratio("compaction"))
+        else:
+            size = int(statistics.median(lengths))
+        filler = "A replayed compaction: the recording had no summary here, so this stands in for one. "
+        return (filler * (size // len(filler) + 1))[: max(1, size)]
+
+
+def _replies(calls: Sequence[tuple[CallDone, int | None]], summary: str | None) -> list[Reply]:
+    """The recorded answers of summary calls; a session from before they were kept has only the
+    summary its compaction took (the last call's), and its other calls count as that too."""
+    out: list[Reply] = []
+    for done, output in calls:
+        blocks = done.reply if done.reply is not None else ((TextBlock(summary),) if summary else None)
+        if blocks is not None:
+            out.append((blocks, output))
+    return out
+
+
+class _Engine(Protocol):
+    sending: Rendered | None
+
+    def clock(self) -> float: ...
+
+    @property
+    def pins(self) -> list[str]: ...
+
+
+class ReplayProvider:
+    """A Provider that sends nothing: the recorded answers, the profile's bill."""
+
+    def __init__(
+        self,
+        engine: _Engine,
+        profile: ProviderProfile,
+        recorded: Recorded,
+        *,
+        as_recorded: bool,
+        tokens_per_sim_token: float | None = None,
+        summary_tokens: int | None = None,
+    ) -> None:
+        """``as_recorded``: the profile is the recording's (provider, model, lifetime), so a request
+        identical to the recorded one, after identical ones, was billed as the recording says."""
+        self._engine = engine
+        self._profile = profile
+        self._recorded = recorded
+        self._adapter = offline_adapter(profile)
+        self._sim = Simulator(profile.wire, profile.model, rules=profile.cache, pricer=lambda call: 0.0)
+        self._armed: int | None = None
+        self._pinging = False
+        self._in_step = self._as_recorded = as_recorded
+        self._policy_replies = list(recorded.policy_replies)
+        self._manual: list[Reply] | None = None
+        self._scale = tokens_per_sim_token
+        self._summary_tokens = summary_tokens
+        self.figures: list[CallFigures] = []
+        self.pairs: list[tuple[int, int]] = []
+        """(simulator tokens, recorded tokens) of each call identical to the recording's: the calibration."""
+
+    @property
+    def profile(self) -> ProviderProfile:
+        return self._profile
+
+    def arm(self, call_seq: int) -> None:
+        """The next request is the turn the recording made at ``call_seq``; any before it is a summary."""
+        self._armed = call_seq
+
+    def ping(self) -> None:
+        """The next request is a keepalive ping (answered with one token)."""
+        self._pinging = True
+
+    def manual(self, mark_seq: int | None) -> None:
+        """Summary requests from now on are the manual compaction's at ``mark_seq`` (None: the policy's)."""
+        self._manual = None if mark_seq is None else list(self._recorded.manual_replies.get(mark_seq, []))
+
+    def repeat(self, call_seq: int) -> None:
+        """Bill a call the replay cannot redo (see ``Recorded.unreplayed``) as recorded, repriced on
+        the profile (estimated unless the profile is the recording's)."""
+        record, opened = self._recorded.records[call_seq], self._recorded.opened[call_seq]
+        usage = record.usage
+        self.figures.append(
+            CallFigures(
+                record.purpose,
+                self._engine.clock(),
+                usage.input_tokens or 0,
+                usage.cache_read_tokens or 0,
+                usage.cache_write_tokens or 0,
+                usage.output_tokens or 0,
+                self._profile.price(usage),
+                not self._as_recorded,
+                True,
+                opened.fingerprint,
+            )
+        )
+
+    def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
+        return self._adapter.wire_messages(message, names)
+
+    def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
+        return self._adapter.assemble(prompt, messages)
+
+    def render(self, prompt: Prompt) -> dict[str, Any]:
+        return self._adapter.render(prompt)
+
+    def stream(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
+        return self.send(body)
+
+    def count_tokens(self, prompt: Prompt) -> int | None:
+        return None
+
+    def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
+        rendered = self._engine.sending
+        assert rendered is not None, "the engine renders before it sends"
+        at = self._engine.clock()
+        output: int | None
+        if self._pinging:
+            self._pinging = False
+            purpose, message, output, stop = "keepalive", Message.assistant("."), 1, "max_tokens"
+        elif self._armed is not None:
+            seq, self._armed = self._armed, None
+            purpose, message = "turn", self._recorded.responses[seq].message
+            output = self._recorded.records[seq].usage.output_tokens
+            stop = self._recorded.records[seq].stop_reason or ("tool_use" if message.tool_uses else "end_turn")
+        else:
+            purpose, (blocks, output) = "compaction", self._summary()
+            message = Message("assistant", blocks)
+            stop = "tool_use" if message.tool_uses else "end_turn"
+        estimated_output = output is None
+        if output is None:
+            output = int(len(message.text) / self._recorded.ratio("compaction")) + 1
+        call = self._sim.send(at, body, output)
+        usage, estimated = self._usage(rendered, call, purpose, output)
+        system = "\n".join(rendered.prompt.system)
+        self.figures.append(
+            CallFigures(
+                purpose,
+                at,
+                usage.input_tokens or 0,
+                usage.cache_read_tokens or 0,
+                usage.cache_write_tokens or 0,
+                output,
+                self._profile.price(usage),
+                estimated or estimated_output,
+                all(pin in system for pin in self._engine.pins),
+                rendered.fingerprint,
+            )
+        )
+        return ModelResponse(message, usage, stop, self._profile.model)
+
+    def _summary(self) -> Reply:
+        """The next recorded answer (the manual compaction's, else the policy's), else a stand-in."""
+        queue = self._manual if self._manual is not None else self._policy_replies
+        if queue:
+            return queue.pop(0)
+        return (TextBlock(self._recorded.median_summary(self._summary_tokens)),), self._summary_tokens
+
+    def _usage(self, rendered: Rendered, call: SimCall, purpose: str, output: int) -> tuple[Usage, bool]:
+        index = len(self.figures)
+        key = canonical(rendered.fingerprint)
+        recorded = self._recorded.calls[index] if index < len(self._recorded.calls) else None
+        here = recorded is not None and recorded[0].purpose == purpose and canonical(recorded[0].fingerprint) == key
+        self._in_step = self._in_step and here
+        if self._in_step and recorded is not None:
+            if recorded[1].usage.input_tokens:
+                self.pairs.append((call.input_tokens, recorded[1].usage.input_tokens))
+            return recorded[1].usage, False
+        sized = self._recorded.sizes.get(key)
+        total = sized.usage.input_tokens if sized is not None else None
+        if total is None and self._scale:
+            total = round(call.input_tokens * self._scale)
+        if total is None:
+            total = int(rendered.chars / self._recorded.ratio(purpose)) + 1
+        scale = total / call.input_tokens if call.input_tokens else 0.0
+        read, w5, w1 = (round(x * scale) for x in (call.cache_read, call.cache_write_5m, call.cache_write_1h))
+        read = min(read, total)
+        w5, w1 = min(w5, total - read), min(w1, total - read - min(w5, total - read))
+        details = {"cache_creation": {"ephemeral_5m_input_tokens": w5, "ephemeral_1h_input_tokens": w1}}
+        return Usage(total, output, read, w5 + w1, details), True
