@@ -126,3 +126,34 @@ def test_slugs_follow_githubs_rule() -> None:
     assert slug("GPT-5.6, through the CLI") == "gpt-56-through-the-cli"
     assert slug("read_file on a large file") == "read_file-on-a-large-file"
     assert slug("A turn's engine work") == "a-turns-engine-work"
+
+
+def test_every_command_and_flag_is_in_the_configuration_page() -> None:
+    import click
+
+    from tiny_agent.cli.app import _register_commands, app
+
+    _register_commands()
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    rows = [line.split(" | ")[0] for line in README.read_text().splitlines() if line.startswith("| `tiny-agent ")]
+
+    def commands(group: click.Group, prefix: str) -> list[tuple[str, click.Command]]:
+        found = []
+        for name, command in sorted(group.commands.items()):
+            path = f"{prefix} {name}"
+            found += commands(command, path) if isinstance(command, click.Group) else [(path, command)]
+        return found
+
+    missing = []
+    for path, command in commands(app, "tiny-agent"):
+        if f"### `{path}" not in page:
+            missing.append(f"docs/configuration.md has no '### `{path}`' section")
+        words = path.split()[1:]
+        if not any(all(re.search(rf"\b{word}\b", row) for word in words) for row in rows):
+            missing.append(f"README.md's command table has no row for `{path}`")
+        missing += [
+            f"docs/configuration.md does not give {option.opts[0]} of `{path}`"
+            for option in command.params
+            if isinstance(option, click.Option) and option.name != "help" and f"`{option.opts[0]}`" not in page
+        ]
+    assert not missing, "\n".join(missing)
