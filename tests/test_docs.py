@@ -9,6 +9,8 @@ import importlib
 import importlib.util
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -157,3 +159,13 @@ def test_every_command_and_flag_is_in_the_configuration_page() -> None:
             if isinstance(option, click.Option) and option.name != "help" and f"`{option.opts[0]}`" not in page
         ]
     assert not missing, "\n".join(missing)
+
+
+def test_the_context_engine_example_of_the_library_page_runs_as_printed() -> None:
+    blocks = PYTHON_BLOCK.findall((ROOT / "docs" / "library.md").read_text())
+    example = next(block for block in blocks if "ScriptedProvider" in block)
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    done = subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning", "-c", example], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
