@@ -169,3 +169,34 @@ def test_the_context_engine_example_of_the_library_page_runs_as_printed() -> Non
         [sys.executable, "-W", "error::DeprecationWarning", "-c", example], env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_the_architecture_table_of_imports_is_true() -> None:
+    from tests.test_layers import PACKAGE, RANK, SRC, imports_of, layer, module_name
+
+    actual: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        own = layer(module_name(path, SRC))
+        if own in RANK and own != "_moved":
+            found = {other for imported in imports_of(path, SRC) if (other := layer(imported)) in RANK}
+            actual.setdefault(own, set()).update(found - {own, "_moved"})
+    table = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    rows = dict(re.findall(r"^\| ((?:`\w+`(?:, )?)+) \(\d\) \| (.+) \|$", table, re.M))
+    stated: dict[str, set[str]] = {}
+    ranks: dict[str, int] = {}
+    for rooms, imports in rows.items():
+        for room in re.findall(r"`(\w+)`", rooms):
+            stated[room] = set() if imports.startswith("nothing") else set(imports.split(", "))
+    for room, rank in re.findall(r"^\| `(\w+)`[^|]* \((\d)\) \|", table, re.M):
+        ranks[room] = int(rank)
+    problems = [
+        f"docs/ARCHITECTURE.md: the row of `{room}` should read: {', '.join(sorted(actual[room])) or 'nothing'}"
+        for room in sorted(actual)
+        if stated.get(room) != actual[room]
+    ]
+    problems += [
+        f"docs/ARCHITECTURE.md gives `{room}` rank {ranks.get(room)}; tests/test_layers.py gives {RANK[room]}"
+        for room in sorted(actual)
+        if room in ranks and ranks[room] != RANK[room]
+    ]
+    assert not problems, "\n".join(problems)
