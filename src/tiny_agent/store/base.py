@@ -196,7 +196,8 @@ class EventRow:
     seq: int
     at: float
     kind: str
-    """"compaction", "clear" or "stop"."""
+    """"compaction", "clear", "decision" (what the policy chose: ``reason`` "compact", "clear",
+    "compact failed") or "stop"."""
     model: str | None
     """The model of the session's newest call at the time."""
     provider: str | None
