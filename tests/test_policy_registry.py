@@ -15,6 +15,7 @@ from tests.expect import one_line
 from tiny_agent.cli import main
 from tiny_agent.context import shrink
 from tiny_agent.context.config import ContextConfig
+from tiny_agent.context.engine import Context
 from tiny_agent.context.session import Session
 from tiny_agent.context.shrink.decisions import decisions
 from tiny_agent.context.shrink.registry import POLICIES, CompactionPolicy, policy_named, policy_names, register
@@ -22,6 +23,7 @@ from tiny_agent.errors import ConfigError
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider, tool_call
 from tiny_agent.types import Message, ToolResultBlock, ToolSpec
+from tiny_agent.whatif.replay import replay
 
 READ = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 MODEL = "claude-sonnet-4-6"
@@ -54,7 +56,9 @@ def test_an_unknown_name_is_one_line_listing_the_known_ones_with_a_guess() -> No
         "unknown compaction policy 'cots' (did you mean 'cost'?); the policies are: 'cost', 'fraction'"
     )
     with pytest.raises(ConfigError, match="unknown compaction policy 'lazy'; the policies are"):
-        ContextConfig(policy="lazy")
+        Context(config=ContextConfig(policy="lazy"))
+    with pytest.raises(ConfigError, match="unknown compaction policy 'cots' \\(did you mean 'cost'"):
+        Context().configure(policy="cots")
     with pytest.raises(ConfigError, match="must be a word"):
         register(CompactionPolicy("two words", "", every_six_turns))
 
@@ -73,6 +77,21 @@ def stored_session(store: SQLiteStore, config: ContextConfig, turns: int = 8) ->
         ctx.add_tool_result(ToolResultBlock(f"c{i}", "data " * 400))
     session.close()
     return session.id, p
+
+
+def test_a_session_naming_a_policy_this_process_lacks_still_reads(eager: CompactionPolicy, tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "s.db") as store:
+        sid, _ = stored_session(store, ContextConfig(policy="fraction", clear_after=None, keep_turns=2))
+        later = Session.resume(store, sid)
+        later.context.configure(policy="every-six")  # as `--resume ID --policy every-six` records it
+        later.close()
+        del POLICIES["every-six"]
+        try:
+            assert Session.resume(store, sid).context.config.policy == "every-six"
+            with pytest.raises(ConfigError, match="unknown compaction policy 'every-six'"):
+                replay(store.entries(sid))  # replaying it needs the policy: one line saying which
+        finally:
+            register(eager)
 
 
 def test_a_registered_policy_decides_and_its_decisions_carry_its_name(eager: CompactionPolicy, tmp_path: Path) -> None:

@@ -31,7 +31,8 @@ class ContextConfig:
     summary_max_tokens: int = 1024
     """Output cap of the summary call."""
     policy: str = "cost"
-    """When to compact, a policy's name (``context.shrink.registry``): "fraction" only past ``compact_at``;
+    """When to compact, a policy's name (``context.shrink.registry``, looked up when the engine takes
+    the config, so a session naming a policy this process lacks still reads): "fraction" only past ``compact_at``;
     "cost" at the threshold whose compaction cycle costs least at the provider's cache prices, never
     past ``compact_at`` (see ``context.shrink.policy``)."""
     summary: Literal["cached", "transcript"] = "cached"
@@ -56,9 +57,6 @@ class ContextConfig:
             raise ConfigError(f"keep_turns must be at least 1, not {self.keep_turns}")
         if self.context_window is not None and self.context_window < 1:
             raise ConfigError(f"context_window must be positive, not {self.context_window}")
-        from tiny_agent.context.shrink.registry import policy_named  # the policies need this module
-
-        policy_named(self.policy)
         if self.summary not in ("cached", "transcript"):
             raise ConfigError(f"summary must be 'cached' or 'transcript', not {self.summary!r}")
         if self.clear_after is not None and self.clear_after < 1:

@@ -190,7 +190,8 @@ UnitPrices = Mapping[tuple[str | None, str], tuple[float, float]]
 
 @dataclass(frozen=True)
 class EventRow:
-    """A compaction, a clearing of old tool output, or the end of a run."""
+    """A compaction, a clearing of old tool output, the policy's decision that led to one (or failed),
+    or the end of a run."""
 
     session_id: str
     seq: int

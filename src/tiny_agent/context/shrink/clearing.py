@@ -9,7 +9,7 @@ import json
 
 from tiny_agent.context.entries import Clearing, Decision
 from tiny_agent.context.shrink.policy import clearing_pays, decision_prices
-from tiny_agent.context.shrink.summarize import Shrinkable
+from tiny_agent.context.shrink.shrinkable import Shrinkable
 from tiny_agent.providers.base import Provider
 from tiny_agent.types import Message, ToolResultBlock, ToolUseBlock
 

@@ -34,17 +34,14 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from tiny_agent.context.shrink.compaction import CACHED_SUMMARY_INSTRUCTIONS, WorkRecord, choose_cut
+from tiny_agent.context.shrink.shrinkable import Shrinkable
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.cache_rules import READ_MULTIPLIER, WRITE_MULTIPLIER
 from tiny_agent.providers.pricing import TokenPrices
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.types import Message, Prompt
-
-if TYPE_CHECKING:
-    from tiny_agent.context.shrink.summarize import Shrinkable
 
 __all__ = [
     "ANTHROPIC_RATIOS",

@@ -11,18 +11,15 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from tiny_agent.context.shrink.policy import cost_threshold
+from tiny_agent.context.shrink.shrinkable import Shrinkable
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import Provider
 
-if TYPE_CHECKING:
-    from tiny_agent.context.shrink.summarize import Shrinkable
-
 __all__ = ["POLICIES", "CompactionPolicy", "policy_named", "policy_names", "register"]
 
-Due = Callable[["Shrinkable", Provider, int, int], "int | None"]
+Due = Callable[[Shrinkable, Provider, int, int], int | None]
 """(context, provider, ceiling, tokens) -> the threshold to compact at now, or None to wait; only
 asked while the window is at most ``ceiling`` (the config's threshold) tokens."""
 

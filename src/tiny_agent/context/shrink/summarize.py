@@ -14,18 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol
 
 from tiny_agent.context.cache import plan_cache
-from tiny_agent.context.config import ContextConfig
-from tiny_agent.context.entries import CompactionMark, Decision, TypedEntry
-from tiny_agent.context.render import Rendered
+from tiny_agent.context.entries import CompactionMark, Decision
 from tiny_agent.context.shrink.compaction import (
     CACHED_SUMMARY_INSTRUCTIONS,
     SUMMARY_INSTRUCTIONS,
     Compaction,
-    CompactionHooks,
     CompactionStart,
     Summarizer,
     WorkRecord,
@@ -34,11 +29,10 @@ from tiny_agent.context.shrink.compaction import (
 )
 from tiny_agent.context.shrink.policy import cold, decision_prices, fitting_cut
 from tiny_agent.context.shrink.registry import policy_named
-from tiny_agent.context.state import State
-from tiny_agent.context.tokens import TokenLedger
+from tiny_agent.context.shrink.shrinkable import Shrinkable
 from tiny_agent.errors import CompactionError, IllegalRequestError
 from tiny_agent.providers.base import Provider
-from tiny_agent.types import CachePlan, Entry, Message, ModelResponse, Prompt, TextBlock
+from tiny_agent.types import CachePlan, Message, Prompt, TextBlock
 
 __all__ = [
     "Shrinkable",
@@ -48,44 +42,6 @@ __all__ = [
     "maybe_compact",
     "transcript_summarizer",
 ]
-
-
-class Shrinkable(Protocol):
-    """What compaction and clearing need from the engine (``Context`` is one)."""
-
-    clock: Callable[[], float]
-    decided: bool
-    hooks: CompactionHooks | None
-
-    @property
-    def state(self) -> State: ...
-
-    @property
-    def config(self) -> ContextConfig: ...
-
-    @property
-    def ledger(self) -> TokenLedger: ...
-
-    def append(self, values: Sequence[TypedEntry]) -> list[Entry]: ...
-
-    def system_blocks(self) -> tuple[str, ...]: ...
-
-    @property
-    def tools(self) -> tuple[Any, ...]: ...
-
-    def prompt(
-        self, *, tool_choice: Literal["auto", "none"] = "auto", compaction: Compaction | None = None
-    ) -> Prompt: ...
-
-    def call(self, provider: Provider, prompt: Prompt, purpose: str) -> ModelResponse: ...
-
-    def context_tokens(self, provider: Provider | None = None, prompt: Prompt | None = None) -> int: ...
-
-    def context_window(self, provider: Provider | None = None) -> int: ...
-
-    def legal(self, prompt: Prompt, provider: Provider, *, sending: bool = True) -> Rendered: ...
-
-    def threshold(self, provider: Provider | None = None) -> int: ...
 
 
 NO_TOOLS_AGAIN = "Reply with the summary as plain text. Do not call any tool."
