@@ -13,15 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tiny_agent.context.entries import (
-    CallDone,
-    CallOpened,
-    CompactionMark,
-    ConfigChange,
-    Decision,
-    Response,
-    TypedEntry,
-)
+from tiny_agent.context.entries import CallDone, CallOpened, CompactionMark, ConfigChange, Response, TypedEntry
 from tiny_agent.context.render import Rendered
 from tiny_agent.context.tokens import DEFAULT_CHARS_PER_TOKEN, CallRecord, canonical
 from tiny_agent.providers.cache_sim import SimCall, Simulator
@@ -96,9 +88,6 @@ class Recorded:
                         ratios.setdefault(call.purpose, []).append(call.chars / record.usage.input_tokens)
                     if record.purpose == "compaction":
                         pending.append((value, record.usage.output_tokens))
-                elif isinstance(value, Decision) and value.failed_at is not None and value.action == "compact":
-                    found._failed(pending, opened)  # the log says these calls were a compaction that failed
-                    pending = []
                 elif isinstance(value, CompactionMark):
                     found.summaries.append(value.summary)
                     # Its own calls: the policy's or the user's; any other is a compaction that failed.
