@@ -240,4 +240,5 @@ def test_the_decisions_of_an_older_session_are_guessed_from_its_marks_and_summar
     assert [d.tokens for d in done] == [m["tokens_before"] for m in marks]
     assert all(d.ceiling == 3500 and d.threshold is None for d in done), "the cost policy's choice is not known"
     shown = "\n".join(history_lines(old_session()))
-    assert "compacted" in shown or "summary" in shown
+    assert shown.count("[compacted ·") == 2, "its compactions are shown as before"
+    assert "policy compacts at" not in shown, "sessions show states no decision the log does not hold"

@@ -109,15 +109,16 @@ def _decision(d: Decision) -> dict[str, Any]:
 
 
 def decision_text(decisions: tuple[Decision, ...]) -> str:
-    """``2 compactions (cost at 14,210 and 13,980 tokens, thresholds 13,500 and 13,200), 1 failed``."""
+    """``2 compaction(s) (cost at 14,210 and 13,980 tokens, thresholds 13,500 and 13,200), 1 failed``."""
     done = [d for d in decisions if d.action == "compact" and d.failed_at is None]
     failed = sum(1 for d in decisions if d.failed_at is not None)
     cleared = sum(1 for d in decisions if d.action == "clear")
     parts: list[str] = []
     if done:
         at = " and ".join(f"{d.tokens:,}" for d in done[:4]) + (" ..." if len(done) > 4 else "")
-        chosen = [d.threshold for d in done if d.threshold is not None][:4]
-        ats = f", thresholds {' and '.join(f'{t:,}' for t in chosen)}" if chosen else ""
+        chosen = list(dict.fromkeys(d.threshold for d in done if d.threshold is not None))[:4]
+        named = "threshold" if len(chosen) == 1 else "thresholds"
+        ats = f", {named} {' and '.join(f'{t:,}' for t in chosen)}" if chosen else ""
         policies = "/".join(sorted({d.policy for d in done}))
         parts.append(f"{len(done)} compaction(s) ({policies} at {at} tokens{ats})")
     if failed:
