@@ -59,6 +59,8 @@ def test_an_unknown_name_is_one_line_listing_the_known_ones_with_a_guess() -> No
         Context(config=ContextConfig(policy="lazy"))
     with pytest.raises(ConfigError, match="unknown compaction policy 'cots' \\(did you mean 'cost'"):
         Context().configure(policy="cots")
+    with pytest.raises(ConfigError, match="unknown compaction policy 'cots'"):
+        ContextConfig.checked({"policy": "cots"})  # what Run.open checks before the provider starts
     with pytest.raises(ConfigError, match="must be a word"):
         register(CompactionPolicy("two words", "", every_six_turns))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
@@ -83,12 +84,17 @@ class ContextConfig:
 
     @classmethod
     def checked(cls, settings: Mapping[str, Any]) -> ContextConfig:
-        """Like ``of``, but a key that is no field is a ConfigError too (a typo must not pass silently)."""
+        """Like ``of``, but a key that is no field, or a policy no one registered, is a ConfigError too
+        (a typo must not pass silently)."""
         unknown = sorted(set(settings) - CONFIG_KEYS)
         if unknown:
             known = ", ".join(sorted(CONFIG_KEYS))
             raise ConfigError(f"unknown context setting {', '.join(map(repr, unknown))}; the settings are: {known}")
-        return cls.of(settings)
+        config = cls.of(settings)
+        if "policy" in settings:
+            # Imported when asked: the policies read the engine, which reads this module.
+            importlib.import_module("tiny_agent.context.shrink.registry").policy_named(config.policy)
+        return config
 
 
 _KINDS: dict[str, tuple[type, ...]] = {
