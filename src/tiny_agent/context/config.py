@@ -86,15 +86,14 @@ class ContextConfig:
     def checked(cls, settings: Mapping[str, Any]) -> ContextConfig:
         """Like ``of``, but a key that is no field, or a policy no one registered, is a ConfigError too
         (a typo must not pass silently)."""
+        if isinstance(settings.get("policy"), str):
+            # Imported when asked: the policies read the engine, which reads this module.
+            importlib.import_module("tiny_agent.context.shrink.registry").policy_named(settings["policy"])
         unknown = sorted(set(settings) - CONFIG_KEYS)
         if unknown:
             known = ", ".join(sorted(CONFIG_KEYS))
             raise ConfigError(f"unknown context setting {', '.join(map(repr, unknown))}; the settings are: {known}")
-        config = cls.of(settings)
-        if "policy" in settings:
-            # Imported when asked: the policies read the engine, which reads this module.
-            importlib.import_module("tiny_agent.context.shrink.registry").policy_named(config.policy)
-        return config
+        return cls.of(settings)
 
 
 _KINDS: dict[str, tuple[type, ...]] = {

@@ -190,15 +190,13 @@ UnitPrices = Mapping[tuple[str | None, str], tuple[float, float]]
 
 @dataclass(frozen=True)
 class EventRow:
-    """A compaction, a clearing of old tool output, the policy's decision that led to one (or failed),
-    or the end of a run."""
+    """A compaction, a clearing of old tool output, or the end of a run."""
 
     session_id: str
     seq: int
     at: float
     kind: str
-    """"compaction", "clear", "decision" (what the policy chose: ``reason`` "compact", "clear",
-    "compact failed") or "stop"."""
+    """"compaction", "clear" or "stop"."""
     model: str | None
     """The model of the session's newest call at the time."""
     provider: str | None
