@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from tiny_agent.cli.options import CompactAt, Positive, existing_store, given, store_option
+from tiny_agent.cli.options import CompactAt, PolicyName, Positive, existing_store, given, store_option
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.cache_rules import TTLS
 from tiny_agent.providers.registry import PROVIDER_NAMES
@@ -31,7 +31,7 @@ class ClearAfter(click.ParamType[int | None]):
 SWEEPABLE: dict[str, tuple[str, click.ParamType[Any]]] = {
     "compact-at": ("compact_at", CompactAt()),
     "keep-turns": ("keep_turns", Positive(int)),
-    "policy": ("policy", click.Choice(["cost", "fraction"])),
+    "policy": ("policy", PolicyName()),
     "clear-after": ("clear_after", ClearAfter()),
     "cache-ttl": ("cache_ttl", click.Choice(TTLS)),
     "model": ("model", click.STRING),
@@ -45,7 +45,7 @@ SWEEPABLE: dict[str, tuple[str, click.ParamType[Any]]] = {
 @click.argument("specs", nargs=-1, metavar="[NAME=V1,V2 ...]")
 @click.option("--compact-at", type=CompactAt(), help="Compact past a fraction of the window or a token count.")
 @click.option("--keep-turns", type=Positive(int), help="Newest turns kept verbatim on compaction.")
-@click.option("--policy", type=click.Choice(["cost", "fraction"]), help="When to compact.")
+@click.option("--policy", type=PolicyName(), help="When to compact: a compaction policy's name (cost, fraction, ...).")
 @click.option("--clear-after", type=ClearAfter(), help="Clear tool output older than N turns (or never).")
 @click.option("--cache-ttl", type=click.Choice(TTLS), help="Anthropic cache lifetime.")
 @click.option("--model", help="Replay on another model of the provider.")

@@ -20,6 +20,7 @@ from tiny_agent.context.entries import (
     Clearing,
     CompactionMark,
     ConfigChange,
+    Decision,
     FieldRefused,
     Note,
     PinChange,
@@ -85,6 +86,9 @@ class State:
     measured: tuple[int, int, int] | None = None
     """(messages, epoch, tokens) as of the newest turn whose usage was reported."""
     stops: list[RunStop] = field(default_factory=list)
+    failed_at: int | None = None
+    """The context's size when the policy's newest compaction failed (None: it did not); the
+    policy's next try waits for growth, after a resume too."""
     refused: dict[str, frozenset[str]] = field(default_factory=dict)
     """Request fields each model refused with a 400 (``FieldRefused``): left out of its requests."""
     head: int = -1
@@ -129,6 +133,10 @@ class State:
             case Clearing(stubs=stubs):
                 self.stubs.update(stubs)
                 self._window_changed("clear")
+            case Decision(action="compact", policy=policy) if policy != "manual":
+                self.failed_at = value.failed_at
+            case Decision():
+                pass  # what the policy saw and chose: no message, the window is as it was
             case CallOpened():
                 call = OpenCall(
                     entry.seq, entry.at, value.purpose, value.model, value.chars, value.fingerprint, value.server

@@ -80,6 +80,9 @@ class Figures:
     """Cache reads over the input of the calls that reported their cache reads."""
     seconds: float = 0.0
     compactions: int = 0
+    compaction_failures: int = 0
+    """Compactions the policy or the user started that failed (their ``decision`` entries say so;
+    a session from before those were written counts none)."""
     compaction_tokens_saved: int = 0
     summary_cost_usd: float = 0.0
     after_compaction_cost_usd: float = 0.0
@@ -240,6 +243,7 @@ class Sums:
             "hit_rate": v["cache_read_tokens"] / read_base if read_base else None,
             "seconds": float(v["seconds"]),
             "compactions": sum(n for (kind, _), n in self.events.items() if kind == "compaction"),
+            "compaction_failures": sum(n for key, n in self.events.items() if key == ("decision", "compact failed")),
             "compaction_tokens_saved": self.tokens_saved,
             "summary_cost_usd": float(v["summary_cost_usd"]),
             "after_compaction_cost_usd": float(v["after_compaction_cost_usd"]),

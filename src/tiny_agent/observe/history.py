@@ -17,6 +17,7 @@ from tiny_agent.context.entries import (
     Clearing,
     CompactionMark,
     ConfigChange,
+    Decision,
     FieldRefused,
     Note,
     PinChange,
@@ -35,7 +36,7 @@ from tiny_agent.observe.call_lines import format_event
 from tiny_agent.tools.toolset import MCP_SETTING
 from tiny_agent.types import Entry, TextBlock, ToolUseBlock
 
-__all__ = ["history_lines"]
+__all__ = ["decision_line", "history_lines"]
 
 
 def history_lines(entries: Sequence[Entry], unreadable: list[UnreadableEntry] | None = None) -> Iterator[str]:
@@ -107,6 +108,10 @@ class _Reader:
                 )
                 yield f"#{seq} " + format_event(CompactionEvent(compaction, tuple(self.summary_calls)))
                 self.summary_calls = []
+            case Decision(action="compact"):
+                yield f"#{seq} [{decision_line(value)}]"
+                if value.failed_at is not None:
+                    self.summary_calls = []
             case Clearing(stubs=stubs):
                 yield f"#{seq} [cleared old tool output: {len(stubs)} result(s)]"
             case PinChange(add=add, remove=remove):
@@ -137,6 +142,18 @@ class _Reader:
             yield f"#{seq} [mcp {name} · {source} · {len(tools)} tool(s): {', '.join(tools)}]"
         if not servers:
             yield f"#{seq} [no MCP server from here on]"
+
+
+def decision_line(d: Decision) -> str:
+    """``cost policy compacts at 14,210 tokens (threshold 13,500, limit 100,000): 12 messages, summary cached``."""
+    who = "asked-for compaction" if d.policy == "manual" else f"{d.policy} policy compacts"
+    limits = [f"threshold {d.threshold:,}"] if d.threshold is not None and d.policy != "manual" else []
+    if d.ceiling is not None and d.ceiling != d.threshold:
+        limits.append(f"limit {d.ceiling:,}")
+    seen = f"{who} at {d.tokens:,} tokens" + (f" ({', '.join(limits)})" if limits else "")
+    if d.failed_at is not None:
+        return f"{seen}: failed, history kept as it was: {d.error}"
+    return f"{seen}: {d.messages} messages" + (f", summary {d.summarizer}" if d.summarizer else "")
 
 
 class _Layers:

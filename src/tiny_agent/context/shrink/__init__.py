@@ -11,7 +11,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_HOME = {"compact": "summarize", "maybe_compact": "summarize"}
+_HOME = {
+    "compact": "summarize",
+    "maybe_compact": "summarize",
+    "CompactionPolicy": "registry",
+    "POLICIES": "registry",
+    "policy_named": "registry",
+    "policy_names": "registry",
+    "register": "registry",
+}
 """Names this package offers, imported on first use (the old module context.shrink held them)."""
 
 
