@@ -13,8 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from tiny_agent.observe.causes import SystemChange, miss_cause
-from tiny_agent.providers.pricing import maker_of, token_prices
-from tiny_agent.providers.profile import PRICING_IDS
+from tiny_agent.providers.registry import token_prices_at
 from tiny_agent.store.base import CallTotals
 
 __all__ = ["LAYERS", "Figures", "LayerFigures", "MissCause", "Sums", "unit_prices"]
@@ -122,11 +121,7 @@ def unit_prices(models: Iterable[tuple[str | None, str]]) -> dict[tuple[str | No
 
 
 def _unit_prices(provider: str | None, model: str) -> tuple[float, float] | None:
-    if provider == "local":
-        return 0.0, 0.0
-    # A library session that did not record its provider: genai-prices knows the model's maker.
-    pricing_id = maker_of(model) if provider is None else PRICING_IDS.get(provider)
-    prices = token_prices(model, pricing_id)
+    prices = token_prices_at(provider, model)
     return (prices.input, prices.output) if prices is not None else None
 
 

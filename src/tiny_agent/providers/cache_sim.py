@@ -55,16 +55,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tiny_agent.providers.cache_rules import CacheRules, Ttl, cache_rules
-from tiny_agent.providers.prefix import (
-    Counter,
-    PrefixBlock,
-    block_tokens,
-    breakpoints,
-    canonical,
-    prefix_blocks,
-    ttls_in_order,
-)
+from tiny_agent.providers.cache_rules import CacheRules, Ttl
+from tiny_agent.providers.prefix import Counter, PrefixBlock, SimulationError, block_tokens, canonical
+from tiny_agent.providers.wire import cache_rules, wire_of
 from tiny_agent.types import Usage, Wire
 
 __all__ = [
@@ -77,10 +70,6 @@ __all__ = [
     "simulate",
     "total",
 ]
-
-
-class SimulationError(ValueError):
-    """The request would be rejected by the provider (too many breakpoints, TTLs out of order)."""
 
 
 @dataclass(frozen=True)
@@ -201,6 +190,7 @@ class Simulator:
     ) -> None:
         """``counter`` gives a block's tokens: ``prefix``'s estimator by default, or a tokenizer."""
         self.wire: Wire = wire
+        self.format = wire_of(wire)
         self.counter = counter
         self.model = model
         self.rules = rules or cache_rules(model, wire, min_tokens)
@@ -215,18 +205,15 @@ class Simulator:
         if at < self._last:
             raise SimulationError(f"requests must come in time order: {at} after {self._last}")
         self._last = at
-        blocks = prefix_blocks(body, self.wire, self.counter)
+        blocks = self.format.prefix_blocks(body, self.counter)
         hashes, cum, settings = self._chain(body, blocks)
         seen = self._seen
         was_alive = seen is not None and self._alive(seen.top, at) is not None
         marks: list[tuple[int, Ttl]] = []
-        if self.wire == "anthropic":
-            marks = self._marks(body, blocks)
-            read, w5, w1, top = self._explicit(at, marks, marks, hashes, cum)
-        elif self.rules.mode == "explicit":
-            marks, written, implicit = self._openai_marks(body, blocks)
-            considered = marks[-self.rules.read_breakpoints :]
-            read, w5, w1, top = self._explicit(at, considered, written, hashes, cum, implicit)
+        if self._explicit_cache:
+            found = self.format.cache_marks(body, blocks, self.rules)
+            marks = found.all
+            read, w5, w1, top = self._explicit(at, found.read, found.written, hashes, cum, found.implicit)
         else:
             (read, top), w5, w1 = self._openai(at, hashes, cum), 0, 0
         miss = self._miss(blocks, hashes, cum, settings, [i for i, _ in marks], read, was_alive)
@@ -240,10 +227,7 @@ class Simulator:
 
     def _chain(self, body: Mapping[str, Any], blocks: list[PrefixBlock]) -> tuple[list[str], list[int], str]:
         """Cumulative prefix hash and token count after each block, and the settings between system and messages."""
-        names = ("tool_choice", "thinking") if self.wire == "anthropic" else ()
-        head: tuple[str, ...] = ()
-        if self.wire == "openai":
-            head = ("response_format", "parallel_tool_calls", "reasoning_effort", "prompt_cache_key")
+        names, head = self.format.settings_before_messages, self.format.settings_in_head
         h = _hash("", canonical({"model": body.get("model", self.model), **{k: body.get(k) for k in head}}))
         settings = canonical({k: body.get(k) for k in (*names, *head)})
         hashes: list[str] = []
@@ -260,35 +244,14 @@ class Simulator:
             cum.append(tokens)
         return hashes, cum, settings
 
+    @property
+    def _explicit_cache(self) -> bool:
+        """Only the request's breakpoints are cached (the wire says so, or the model's rules do)."""
+        return self.format.marks_required or self.rules.mode == "explicit"
+
     def _alive(self, key: str, at: float) -> _Entry | None:
         entry = self._entries.get(key)
         return entry if entry is not None and at <= entry.expires else None
-
-    def _marks(self, body: Mapping[str, Any], blocks: list[PrefixBlock]) -> list[tuple[int, Ttl]]:
-        marks = breakpoints(body, blocks)
-        if len(marks) > self.rules.max_breakpoints:
-            raise SimulationError(f"{len(marks)} cache breakpoints; at most {self.rules.max_breakpoints} are allowed")
-        if not ttls_in_order(marks):
-            raise SimulationError("a 1h cache breakpoint comes after a 5m one; longer TTLs must come first")
-        return marks
-
-    def _openai_marks(
-        self, body: Mapping[str, Any], blocks: list[PrefixBlock]
-    ) -> tuple[list[tuple[int, Ttl]], list[tuple[int, Ttl]], int]:
-        """GPT-5.6+: the request's breakpoints, the ones it writes (the latest four; in implicit mode
-        the latest three and OpenAI's own), and the block of the implicit one (-1: explicit mode).
-
-        Where OpenAI puts its implicit breakpoint is not published: here at the last block, reading
-        the longest live prefix before it, as the automatic caching before GPT-5.6 did."""
-        marks = breakpoints(body, blocks)
-        options = body.get("prompt_cache_options")
-        explicit = isinstance(options, Mapping) and options.get("mode") == "explicit"
-        room = self.rules.max_breakpoints
-        if explicit or not blocks:
-            return marks, marks[-room:] if room else [], -1
-        implicit: tuple[int, Ttl] = (len(blocks) - 1, "5m")
-        written = [*marks[-(room - 1) :], implicit] if room > 1 else [implicit]
-        return sorted({*marks, implicit}), sorted(set(written)), implicit[0]
 
     def _explicit(
         self,
@@ -349,7 +312,7 @@ class Simulator:
         """Why this request read less than the latest request that cached anything left cached."""
         if not self.calls or not blocks:
             return None  # the first request has nothing to miss
-        if (self.wire == "anthropic" or self.rules.mode == "explicit") and not marks:
+        if self._explicit_cache and not marks:
             return "no-breakpoint"
         if cum[max(marks) if marks else -1] < self.rules.min_tokens:
             return "below-minimum"

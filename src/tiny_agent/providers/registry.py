@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from tiny_agent.errors import ConfigError
+from tiny_agent.providers.adapters import wire_adapter
 from tiny_agent.providers.base import Provider, Wire
-from tiny_agent.providers.cache_rules import DEFAULT_TTL, checked_ttl
+from tiny_agent.providers.cache_rules import DEFAULT_TTL
 from tiny_agent.providers.http_errors import check_base_url
-from tiny_agent.providers.pricing import FREE
-from tiny_agent.providers.profile import ProviderProfile, profile_for
+from tiny_agent.providers.pricing import FREE, TokenPrices, maker_of, token_prices
+from tiny_agent.providers.profile import PRICING_IDS, ProviderProfile, profile_for
+from tiny_agent.providers.wire import checked_ttl, wire_of
 
 __all__ = [
     "AUTO_ORDER",
@@ -31,6 +33,7 @@ __all__ = [
     "offline_adapter",
     "offline_profile",
     "resolve_provider",
+    "token_prices_at",
 ]
 
 PLACEHOLDER_KEY = "not-needed"
@@ -139,17 +142,9 @@ def resolve_provider(
         "name": profile.name,
         "key_env": profile.key_env,
     }
-    match profile.wire:
-        case "anthropic":
-            # Each SDK takes a second or more to import: only the one in use is loaded.
-            from tiny_agent.providers.anthropic.adapter import AnthropicProvider
-
-            return AnthropicProvider(**common, **kwargs)
-        case "openai":
-            checked_ttl(kwargs.pop("cache_ttl", DEFAULT_TTL), "openai", profile.name)
-            from tiny_agent.providers.openai.adapter import OpenAICompatProvider
-
-            return OpenAICompatProvider(**common, **kwargs)
+    ttl = checked_ttl(kwargs.pop("cache_ttl", DEFAULT_TTL), profile.wire, profile.name)
+    options = wire_of(profile.wire).adapter_options(ttl, False)
+    return wire_adapter(profile.wire, **{**options, **common, **kwargs})
 
 
 def offline_profile(
@@ -178,16 +173,16 @@ def offline_profile(
 
 def offline_adapter(profile: ProviderProfile) -> Provider:
     """An adapter that renders for ``profile`` and sends nothing (a key it never uses)."""
-    if profile.wire == "anthropic":
-        from tiny_agent.providers.anthropic.adapter import AnthropicProvider
+    options = profile.wire_format.adapter_options(profile.cache_ttl, profile.tool_grammar)
+    return wire_adapter(profile.wire, profile.model, name=profile.name, **options)
 
-        return AnthropicProvider(
-            model=profile.model, api_key="rendering-only", name=profile.name, cache_ttl=profile.cache_ttl
-        )
-    from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 
-    mode = "json_schema" if profile.tool_grammar else "native"
-    return OpenAICompatProvider(model=profile.model, api_key="rendering-only", name=profile.name, tool_mode=mode)
+def token_prices_at(provider: str | None, model: str) -> TokenPrices | None:
+    """Per-token prices of ``model`` at the endpoint named ``provider``: the local model is free; a
+    library session that did not record its provider is priced at the model's maker (genai-prices)."""
+    if provider == LOCAL:
+        return FREE
+    return token_prices(model, maker_of(model) if provider is None else PRICING_IDS.get(provider))
 
 
 def _local(model: str | None, base_url: str | None, api_key: str | None, kwargs: dict[str, Any]) -> Provider:

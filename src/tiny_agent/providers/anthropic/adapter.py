@@ -28,7 +28,7 @@ import httpx2
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.anthropic.reply import Accumulator, process
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
-from tiny_agent.providers.cache_rules import DEFAULT_TTL, Ttl, checked_ttl
+from tiny_agent.providers.cache_rules import DEFAULT_TTL, Ttl
 from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
 from tiny_agent.providers.http_errors import (
     check_base_url,
@@ -48,6 +48,7 @@ from tiny_agent.providers.retry import (
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
+from tiny_agent.providers.wire import checked_ttl
 from tiny_agent.redaction import register_secret
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt
 

@@ -23,7 +23,9 @@ import httpx2
 
 from tiny_agent.errors import LocalServerError
 from tiny_agent.guide.json_guide import MAX_QUOTE, guide
+from tiny_agent.providers.adapters import wire_adapter
 from tiny_agent.providers.base import LOCAL_MAX_TOKENS, Provider, Wire, render
+from tiny_agent.providers.cache_rules import DEFAULT_TTL
 from tiny_agent.providers.http_errors import check_base_url, display_url
 from tiny_agent.providers.local.llama_server import (
     DEFAULT_CTX_SIZE,
@@ -41,6 +43,7 @@ from tiny_agent.providers.openai.json_tools import SCHEMA_NAME, response_format
 from tiny_agent.providers.pricing import FREE
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.retry import DEFAULT_MAX_RETRIES, check_timeout
+from tiny_agent.providers.wire import wire_of
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt
 
 __all__ = ["LocalProvider"]
@@ -157,31 +160,18 @@ class LocalProvider:
 
     def _adapter(self, base_url: str) -> Provider:
         key = self._api_key or "none"  # the SDKs insist on a key; a server without one ignores it
-        if self.wire == "anthropic":
-            from tiny_agent.providers.anthropic.adapter import AnthropicProvider  # each SDK is slow to import
-
-            return AnthropicProvider(
-                model=self.model,
-                api_key=key,
-                base_url=base_url,
-                name="local",
-                max_tokens=self._max_tokens,
-                timeout=self._timeout,
-                max_retries=self._max_retries,
-                key_env=self._key_env,
-            )
-        from tiny_agent.providers.openai.adapter import OpenAICompatProvider
-
-        return OpenAICompatProvider(
-            model=self.model,
+        wire = wire_of(self.wire)
+        return wire_adapter(
+            self.wire,
+            self.model,
             api_key=key,
-            base_url=f"{base_url}/v1",
+            base_url=f"{base_url}{wire.sdk_path}",
             name="local",
             max_tokens=self._max_tokens,
-            tool_mode=self._tool_mode,
             timeout=self._timeout,
             max_retries=self._max_retries,
             key_env=self._key_env,
+            **wire.adapter_options(DEFAULT_TTL, self._tool_mode == "json_schema"),
         )
 
     def close(self) -> None:
