@@ -14,6 +14,8 @@ each whole message. A block's key is its role and canonical JSON: two requests s
 the first block whose key differs. The marks (Anthropic's ``cache_control``, OpenAI's
 ``prompt_cache_breakpoint`` on a content part) are not part of a block's bytes; an OpenAI message
 carrying a mark on any of its parts is a breakpoint at its end (tiny-agent marks the last part).
+Which blocks a body has is its wire's to say (``WireFormat.prefix_blocks``, or ``providers.wire.prefix_blocks``
+by the wire's name); this module holds what every wire's blocks share.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ server's state file know; it goes with every request, the counting ones included
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -269,16 +269,19 @@ class LocalProvider:
     def count_tokens(self, prompt: Prompt) -> int | None:
         """Exact: the server applies its chat template to the rendered messages and tokenizes it."""
         body = self.render(prompt)
-        messages = body["messages"]
-        if self.wire == "anthropic":
-            # /apply-template takes the OpenAI shape; the Anthropic body is counted by its own endpoint.
-            return self._post("/v1/messages/count_tokens", body).get("input_tokens")
-        payload: dict[str, Any] = {"messages": messages}
+        # /apply-template takes the OpenAI shape; an Anthropic body is counted by its own endpoint.
+        return _COUNTERS.get(self.wire, LocalProvider._templated_count)(self, body)
+
+    def _templated_count(self, body: dict[str, Any]) -> int | None:
+        payload: dict[str, Any] = {"messages": body["messages"]}
         if body.get("tools"):
             payload["tools"] = body["tools"]
         text = self._post("/apply-template", payload).get("prompt", "")
         tokens = self._post("/tokenize", {"content": text, "add_special": True}).get("tokens", [])
         return len(tokens)
+
+    def _messages_count(self, body: dict[str, Any]) -> int | None:
+        return self._post("/v1/messages/count_tokens", body).get("input_tokens")
 
     def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -288,3 +291,10 @@ class LocalProvider:
             return dict(response.json())
         except httpx2.HTTPError as exc:
             raise LocalServerError(f"llama-server {path} failed: {exc}") from exc
+
+
+_COUNTERS: dict[Wire, Callable[[LocalProvider, dict[str, Any]], int | None]] = {
+    "anthropic": LocalProvider._messages_count,
+    "openai": LocalProvider._templated_count,
+}
+"""How llama-server counts a body of each wire exactly."""
