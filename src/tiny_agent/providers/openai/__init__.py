@@ -2,7 +2,10 @@
 
 - ``adapter``: ``OpenAICompatProvider``, over the official ``openai`` SDK.
 - ``cache``: prompt caching on Chat Completions: GPT-5.6's breakpoints, the cache key, refused fields.
+- ``check``: Chat Completions' request rules on the exact body.
 - ``json_tools``: tool calls for models that cannot make them: grammar-constrained JSON.
 - ``reply``: reading a Chat Completions answer, whole or streamed.
+- ``rules``: the cache rules of models on the wire (OpenAI's own, DeepSeek, Moonshot, other servers).
 - ``token_count``: OpenAI's token counts offline (tiktoken's o200k_base, installed, never downloaded).
+- ``wire``: the wire as a value (``OPENAI``): prefix blocks, breakpoints, check, shape.
 """
