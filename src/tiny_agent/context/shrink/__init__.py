@@ -4,7 +4,7 @@
 - ``compaction``: where to cut, what the model is asked to summarise, the record the engine builds itself.
 - ``decisions``: a log's ``decision`` entries (what a policy saw and chose), or for older sessions a guess.
 - ``policy``: when a compaction or a clearing pays for itself at the provider's prices (arithmetic only).
-- ``registry``: the compaction policies by name (``cost``, ``fraction``, your own): the CLI, config and replay look here.
+- ``registry``: the compaction policies by name (``cost``, ``fraction``, your own), for the CLI, config and replay.
 - ``shrinkable``: what compaction, clearing and the policies need from the engine (``Context`` is one).
 - ``summarize``: ``maybe_compact`` and ``compact``: a summary replaces the older turns; the summarizers.
 """
