@@ -231,6 +231,7 @@ class LocalProvider:
             context_window=window or inner.context_window,
             counts_tokens=True,
             cache_home=display_url(self.base_url),
+            model_is_display_name=True,
         )
         if window is not None:
             self._profile = profile
