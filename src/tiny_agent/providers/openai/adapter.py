@@ -21,16 +21,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, closing
-from typing import Any, Literal, assert_never
+from typing import Any, Literal, Unpack, assert_never
 
-import httpx2
 import openai
 
 from tiny_agent.errors import ConfigError, UnsupportedFieldError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
 from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
+from tiny_agent.providers.endpoint import Endpoint, EndpointFields
 from tiny_agent.providers.http_errors import (
-    check_base_url,
     display_url,
     http_error,
     one_line,
@@ -43,15 +42,10 @@ from tiny_agent.providers.openai.reply import Accumulator, process
 from tiny_agent.providers.openai.token_count import count_chat_body, counts_offline
 from tiny_agent.providers.profile import ProviderProfile, profile_for
 from tiny_agent.providers.retry import (
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_MAX_RETRY_WAIT,
-    DEFAULT_TIMEOUT,
     Call,
-    RetryPolicy,
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
-from tiny_agent.redaction import register_secret
 from tiny_agent.types import (
     INVALID_JSON_KEY,
     Message,
@@ -73,11 +67,8 @@ TOOL_MODES: tuple[ToolMode, ...] = ("native", "json_schema")
 
 
 class OpenAICompatProvider:
-    """A model endpoint speaking the OpenAI Chat Completions wire format.
-
-    ``timeout`` is in seconds, for the connection and then for each next piece of the answer;
-    ``max_retries``, ``max_retry_wait`` and ``retry_backoff`` are described in ``providers/retry``.
-    ``key_env`` names the variable the key came from, for the message of a 401."""
+    """A model endpoint speaking the OpenAI Chat Completions wire format, at ``endpoint`` (an
+    ``Endpoint``, or its fields as keywords: ``api_key``, ``base_url``, ``timeout``, ...)."""
 
     wire: Wire = "openai"
 
@@ -85,24 +76,18 @@ class OpenAICompatProvider:
         self,
         *,
         model: str,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        name: str = "openai",
+        endpoint: Endpoint | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
-        retry_backoff: float = 0.5,
-        key_env: str | None = None,
-        http_client: httpx2.Client | None = None,
         context_window: int | None = None,
         pricing_provider_id: str | None = None,
         tool_mode: str = "native",
+        **fields: Unpack[EndpointFields],
     ) -> None:
         # Typed ``str``: the mode usually comes from configuration, and an unknown one is the user's to fix.
         if tool_mode not in TOOL_MODES:
             raise ConfigError(f"tool_mode {tool_mode!r} is not supported; use one of: {', '.join(TOOL_MODES)}")
-        self.name = name
+        self.endpoint = Endpoint.of(endpoint, **fields)
+        self.name = name = self.endpoint.name or "openai"
         self.model = model
         self.max_tokens = max_tokens
         """Output cap used when the prompt does not set its own."""
@@ -118,18 +103,11 @@ class OpenAICompatProvider:
             tool_choice_keeps_prefix=json_mode,
             free_count=not json_mode and counts_offline(model),
         )
-        self.key_env = key_env
-        self._timeout = check_timeout(timeout)
-        self._policy = RetryPolicy(max_retries=max_retries, base_delay=retry_backoff, max_retry_wait=max_retry_wait)
-        register_secret(api_key)
+        self.key_env = key_env = self.endpoint.key_env
+        self._timeout = check_timeout(self.endpoint.timeout)
+        self._policy = self.endpoint.retry_policy()
         try:
-            self._client = openai.OpenAI(
-                api_key=api_key,
-                base_url=check_base_url(base_url, key_env or "OPENAI_API_KEY") if base_url is not None else None,
-                max_retries=0,
-                timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, 10.0)),
-                http_client=http_client,
-            )
+            self._client = openai.OpenAI(**self.endpoint.sdk_options("OPENAI_API_KEY"))
         except openai.OpenAIError as exc:  # no key given and none in the environment
             raise ConfigError(f"{name}: no API key: pass api_key or set {key_env or 'OPENAI_API_KEY'}") from exc
         self.url = display_url(str(self._client.base_url).rstrip("/") + "/chat/completions")
