@@ -7,7 +7,6 @@ environment variables rather than ``os.environ`` directly, so selection is testa
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -194,7 +193,7 @@ def _local(model: str | None, base_url: str | None, api_key: str | None, kwargs:
     """The embedded model on a llama.cpp server on loopback. ``model`` is a GGUF path. A server it
     starts gets a fresh key of its own; a server at ``base_url`` gets ``api_key`` if it wants one."""
     from tiny_agent.providers.local.llama_process import EMBEDDED_MODEL_NAME
-    from tiny_agent.providers.local.provider import LocalProvider
+    from tiny_agent.providers.local.provider import LocalProvider, LocalTuning
 
     if model == EMBEDDED_MODEL_NAME:
         model = None  # sessions stored before 2026-11-30 remember the embedded model by its name
@@ -202,8 +201,8 @@ def _local(model: str | None, base_url: str | None, api_key: str | None, kwargs:
         raise ConfigError(f"the local provider takes --model PATH to a .gguf file, not {model!r}")
     # Only what its constructor takes (max_tokens, wire, tool_mode, ctx_size, ...): adapter options
     # such as an http_client do not apply to a server it starts itself.
-    accepted = inspect.signature(LocalProvider).parameters
-    allowed = {k: v for k, v in kwargs.items() if k in accepted and k not in ("model_path", "base_url")}
+    accepted = {*LocalTuning.__annotations__, "wire", "tool_mode", "max_tokens"}
+    allowed = {k: v for k, v in kwargs.items() if k in accepted}
     return LocalProvider(model_path=model, base_url=base_url, api_key=api_key if base_url else None, **allowed)
 
 
