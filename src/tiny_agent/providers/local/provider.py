@@ -22,7 +22,8 @@ from typing import Any, Unpack
 import httpx2
 
 from tiny_agent.errors import LocalServerError
-from tiny_agent.guide.json_guide import MAX_QUOTE, guide
+from tiny_agent.guide.json_guide import guide
+from tiny_agent.guide.options import MAX_QUOTE, GuideOptions
 from tiny_agent.providers.base import LOCAL_MAX_TOKENS, Provider, Wire, render
 from tiny_agent.providers.http_errors import check_base_url, display_url
 from tiny_agent.providers.local.llama_server import (
@@ -231,7 +232,7 @@ class LocalProvider:
         body = self.inner.assemble(prompt, messages)
         if self.guided and body.get("response_format", {}).get("json_schema", {}).get("name") == SCHEMA_NAME:
             # Decoding only: the messages, and so the cached prefix, stay as the adapter rendered them.
-            allowed = guide(prompt, **{"max_quote": self._quote_chars, **self.guide_options})
+            allowed = guide(prompt, GuideOptions(**{"max_quote": self._quote_chars, **self.guide_options}))
             body["response_format"] = response_format(allowed.tools, allowed.grammar, answer=allowed.answer)
         if self.sampling:
             body = with_sampling(body, self.sampling, self.wire)
