@@ -84,20 +84,10 @@ def guide(prompt: Prompt, options: GuideOptions = ALL_ON) -> Guide:
         request = replace(request, terms=subject(text[: text.find(given[0])]))
     if options.follow_request and request_at is not None:
         looked = bool(results) or bool(given)
-        before: Counter[str] = Counter()
-        if options.own_request and request.refers_back and not results:  # "and the apple tart?": priced like the loaf
-            previous = _request_index(prompt.messages[:request_at])
-            before = subject(_text(prompt.messages[previous])) if previous is not None else before
-        schemas = _follow(
-            schemas,
-            request,
-            prompt,
-            targets,
-            options.write_tools,
-            (options.root_words, before),
-            options.match_words,
-            looked,
-        )
+        refers_back = options.own_request and request.refers_back and not results
+        before = _previous_subject(prompt.messages, request_at) if refers_back else Counter[str]()
+        words = (options.root_words, before)
+        schemas = _follow(schemas, request, prompt, targets, options.write_tools, words, options.match_words, looked)
     if options.required_only:
         schemas = {name: _required_only(schema) for name, schema in schemas.items()}
     if targets is not None and options.quote:
@@ -111,6 +101,12 @@ def guide(prompt: Prompt, options: GuideOptions = ALL_ON) -> Guide:
         quotes = answers(results, request.terms, whole_only=request.whole or request.listing, limit=options.max_quote)
         answer = _quote_schema(quotes or _failures(prompt.messages, scope), options.quote)
     return Guide(tuple(t for t in prompt.tools if t.name in offered), offered, answer)
+
+
+def _previous_subject(messages: Sequence[Message], request_at: int) -> Counter[str]:
+    """What the request before this one was about: "and the apple tart?" is priced like the loaf."""
+    previous = _request_index(messages[:request_at])
+    return subject(_text(messages[previous])) if previous is not None else Counter()
 
 
 def _not_again(

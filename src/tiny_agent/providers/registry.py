@@ -120,17 +120,7 @@ def resolve_provider(
     if profile is None:
         kwargs.pop("cache_ttl", None)  # llama.cpp keeps a prefix in its slot until another replaces it
         return _local(model, base_url, env.get(LOCAL_KEY_ENV) or None, kwargs)
-    url = base_url or (env.get(profile.base_url_env) if profile.base_url_env else None) or None
-    if url is not None and not base_url and profile.base_url_env:
-        try:
-            url = check_base_url(url, profile.key_env)
-        except ConfigError as exc:
-            raise ConfigError(f"{profile.base_url_env}: {exc}") from None
-    key = env.get(profile.key_env) or None
-    if key is None:
-        if not (profile.keyless_with_base_url and url):
-            raise ConfigError(f"provider {profile.name!r} needs {profile.key_env}")
-        key = PLACEHOLDER_KEY
+    url, key = _url_and_key(profile, base_url, env)
     common: dict[str, Any] = {
         "model": model or profile.default_model,
         "api_key": key,
@@ -149,6 +139,23 @@ def resolve_provider(
             from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 
             return OpenAICompatProvider(**common, **kwargs)
+
+
+def _url_and_key(profile: Profile, base_url: str | None, env: Mapping[str, str]) -> tuple[str | None, str]:
+    """The endpoint given (or from the profile's URL variable, checked) and the API key from ``env``
+    (a placeholder where the profile needs none at a URL of the user's)."""
+    url = base_url or (env.get(profile.base_url_env) if profile.base_url_env else None) or None
+    if url is not None and not base_url and profile.base_url_env:
+        try:
+            url = check_base_url(url, profile.key_env)
+        except ConfigError as exc:
+            raise ConfigError(f"{profile.base_url_env}: {exc}") from None
+    key = env.get(profile.key_env) or None
+    if key is None:
+        if not (profile.keyless_with_base_url and url):
+            raise ConfigError(f"provider {profile.name!r} needs {profile.key_env}")
+        key = PLACEHOLDER_KEY
+    return url, key
 
 
 def offline_profile(

@@ -72,35 +72,7 @@ class PostgresStore(SqlStore):
         self._writer = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._held: set[str] = set()
         self._leases: dict[str, psycopg.Connection[Any]] = {}
-        bad = unencoded_userinfo(url)
-        if bad is not None:
-            raise StoreError(
-                f"session store {self.location}: the user or password in the URL holds {bad!r}, which a URL must "
-                "percent-encode (a space as %20, @ as %40, / as %2F, # as %23, ? as %3F); or leave the password "
-                "out of the URL and give it in PGPASSWORD or ~/.pgpass"
-            )
-        with contextlib.suppress(ValueError):
-            register_secret(urlsplit(url).password)  # hidden wherever tiny-agent prints or stores text
-        try:
-            given = conninfo_to_dict(url)
-        except psycopg.ProgrammingError as exc:
-            why = redact(" ".join(str(exc).split()))
-            raise StoreError(f"session store {self.location}: not a PostgreSQL URL libpq can read ({why})") from None
-        try:
-            self._wait = float(given.get("connect_timeout") or CONNECT_TIMEOUT_S)
-        except ValueError:
-            raise StoreError(
-                f"session store {self.location}: connect_timeout is a number of seconds, not "
-                f"{given['connect_timeout']!r}"
-            ) from None
-        self._options: dict[str, Any] = {"autocommit": True}
-        if "connect_timeout" not in given:
-            self._options["connect_timeout"] = CONNECT_TIMEOUT_S
-        if "application_name" not in given:
-            self._options["application_name"] = "tiny-agent"
-        # A server that vanished from the network (a cut cable, a host powered off) would otherwise
-        # leave a statement waiting for hours: TCP gives up on it after about half a minute.
-        self._options.update({k: v for k, v in NETWORK_TIMEOUTS.items() if k not in given})
+        self._wait, self._options = _connection_options(url, self.location)
         first = self._connect("open")  # the pool would only say it timed out: this says why
         try:
             with self._errors("open"):
@@ -271,3 +243,37 @@ class PostgresStore(SqlStore):
             with contextlib.suppress(StoreError):
                 self.release(session_id)
         self._pool.close()
+
+
+def _connection_options(url: str, location: str) -> tuple[float, dict[str, Any]]:
+    """How long to wait for a connection, and the keywords each one is opened with (the URL's own
+    settings win); a URL libpq cannot read is one line."""
+    bad = unencoded_userinfo(url)
+    if bad is not None:
+        raise StoreError(
+            f"session store {location}: the user or password in the URL holds {bad!r}, which a URL must "
+            "percent-encode (a space as %20, @ as %40, / as %2F, # as %23, ? as %3F); or leave the password "
+            "out of the URL and give it in PGPASSWORD or ~/.pgpass"
+        )
+    with contextlib.suppress(ValueError):
+        register_secret(urlsplit(url).password)  # hidden wherever tiny-agent prints or stores text
+    try:
+        given = conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        why = redact(" ".join(str(exc).split()))
+        raise StoreError(f"session store {location}: not a PostgreSQL URL libpq can read ({why})") from None
+    try:
+        wait = float(given.get("connect_timeout") or CONNECT_TIMEOUT_S)
+    except ValueError:
+        raise StoreError(
+            f"session store {location}: connect_timeout is a number of seconds, not {given['connect_timeout']!r}"
+        ) from None
+    options: dict[str, Any] = {"autocommit": True}
+    if "connect_timeout" not in given:
+        options["connect_timeout"] = CONNECT_TIMEOUT_S
+    if "application_name" not in given:
+        options["application_name"] = "tiny-agent"
+    # A server that vanished from the network (a cut cable, a host powered off) would otherwise
+    # leave a statement waiting for hours: TCP gives up on it after about half a minute.
+    options.update({k: v for k, v in NETWORK_TIMEOUTS.items() if k not in given})
+    return wait, options
