@@ -81,8 +81,8 @@ class RunSpec:
     @staticmethod
     def checked(values: Mapping[str, Any]) -> dict[str, Any]:
         """``values`` as fields: a name that is no field is one line naming the fields, and None for a
-        field whose default is a value (``settings``, ``agent``, ``config``...) means that default, as it
-        did when these were ``Run.open``'s own keywords."""
+        field whose default is a value (``settings``, ``agent``, ``config``...) is not given (the default,
+        or the spec's value beside which it is given), as when these were ``Run.open``'s own keywords."""
         unknown = [k for k in values if k not in SPEC_FIELDS]
         if unknown:
             raise TypeError(
