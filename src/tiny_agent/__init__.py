@@ -7,6 +7,24 @@ Typical use, the same call the CLI makes:
     with Run.open(open_store(), settings=RunSettings(workspace="."), pins=["never edit dev.mjs"]) as run:
         result = run.run("read README.md and tell me what it is about")  # the provider: from the environment
         print(result.answer, run.context.ledger.total)
+
+The package's rooms (imports only go down; see docs/ARCHITECTURE.md):
+
+- ``__main__``: ``python -m tiny_agent`` runs the CLI.
+- ``_moved``: old import paths, kept for one release, each naming the module that now holds it.
+- ``agent``: the loop and a run's assembly (``Run.open``, ``RunSettings``).
+- ``cli``: the ``tiny-agent`` command: parsing and printing, and the config file's reading.
+- ``context``: the context engine: the log, the window, rendering, token accounting, compaction.
+- ``errors``: the one exception tree of tiny-agent.
+- ``guide``: the embedded model's guidance (the JSON guide, phrasing heuristics, file terms).
+- ``observe``: looking at runs and stored sessions: per-call lines, history, stats, plots, telemetry, lint.
+- ``providers``: model APIs: the shared contract and one subpackage per wire.
+- ``redaction``: secrets never shown: the process-wide list of secret values and the function that hides them.
+- ``store``: where sessions are kept: SQLite on one host, PostgreSQL for several.
+- ``testing``: fakes for tests and examples: a scripted provider, a billing fake on loopback.
+- ``tools``: tool sources: the workspace's file tools, Python functions, MCP servers, hooks.
+- ``types``: plain value types shared by every layer: content blocks, messages, usage, tools, prompts.
+- ``whatif``: replay: what another policy would have cost, from a stored log, sending nothing.
 """
 
 from __future__ import annotations

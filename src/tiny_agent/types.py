@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 __all__ = [
     "INVALID_JSON_KEY",
+    "REASONING_BLOCKS",
     "Block",
     "CachePlan",
     "Entry",
@@ -21,10 +22,13 @@ __all__ = [
     "OnProviderEvent",
     "Prompt",
     "ProviderEvent",
+    "ReasoningBlock",
+    "RedactedThinkingBlock",
     "RetryNotice",
     "Role",
     "TextBlock",
     "TextDelta",
+    "ThinkingBlock",
     "ToolResultBlock",
     "ToolSpec",
     "ToolUseBlock",
@@ -85,7 +89,54 @@ class ToolResultBlock:
         }
 
 
-Block = TextBlock | ToolUseBlock | ToolResultBlock
+@dataclass(frozen=True)
+class ThinkingBlock:
+    """A model's extended thinking (Anthropic), with the signature that binds it to its prefix. Sent
+    back byte-exact, in place: never edited, reordered, filtered or marked for the cache."""
+
+    thinking: str
+    signature: str
+    type: Literal["thinking"] = "thinking"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "thinking", "thinking": self.thinking, "signature": self.signature}
+
+
+@dataclass(frozen=True)
+class RedactedThinkingBlock:
+    """Thinking the provider encrypted (Anthropic's ``redacted_thinking``): opaque, sent back as received."""
+
+    data: str
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "redacted_thinking", "data": self.data}
+
+
+@dataclass(frozen=True)
+class ReasoningBlock:
+    """A model's reasoning on an OpenAI-style wire, kept raw: Chat Completions' ``reasoning_content``
+    (DeepSeek, Kimi) in ``text``, or a Responses API reasoning item exactly as received in ``item``
+    (its id, ``encrypted_content`` and ``summary``). ``model`` is the model that produced it: encrypted
+    reasoning can only be read by the model that wrote it."""
+
+    text: str = ""
+    item: Mapping[str, Any] | None = None
+    model: str = ""
+    type: Literal["reasoning"] = "reasoning"
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": "reasoning", "text": self.text}
+        if self.item is not None:
+            data["item"] = dict(self.item)
+        if self.model:
+            data["model"] = self.model
+        return data
+
+
+Block = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock | ReasoningBlock
+REASONING_BLOCKS = (ThinkingBlock, RedactedThinkingBlock, ReasoningBlock)
+"""The kinds of block that hold a model's reasoning rather than its answer."""
 
 
 def block_from_dict(data: Mapping[str, Any]) -> Block:
@@ -98,6 +149,15 @@ def block_from_dict(data: Mapping[str, Any]) -> Block:
     if kind == "tool_result":
         return ToolResultBlock(
             str(data["tool_use_id"]), str(data.get("content", "")), bool(data.get("is_error", False))
+        )
+    if kind == "thinking":
+        return ThinkingBlock(str(data.get("thinking", "")), str(data.get("signature", "")))
+    if kind == "redacted_thinking":
+        return RedactedThinkingBlock(str(data["data"]))
+    if kind == "reasoning":
+        item = data.get("item")
+        return ReasoningBlock(
+            str(data.get("text", "")), dict(item) if isinstance(item, Mapping) else None, str(data.get("model", ""))
         )
     raise ValueError(f"unknown content block type: {kind!r}")
 
@@ -168,6 +228,9 @@ class Usage:
     cache_write_tokens: int | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
     """The provider's raw usage object, for what the normalised fields do not carry."""
+    reasoning_tokens: int | None = None
+    """Of ``output_tokens``, those the model spent reasoning (Anthropic's ``thinking_tokens``, OpenAI's
+    ``reasoning_tokens``): billed as output, already counted in ``output_tokens``."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -175,6 +238,7 @@ class Usage:
             _add(self.output_tokens, other.output_tokens),
             _add(self.cache_read_tokens, other.cache_read_tokens),
             _add(self.cache_write_tokens, other.cache_write_tokens),
+            reasoning_tokens=_add(self.reasoning_tokens, other.reasoning_tokens),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -184,6 +248,7 @@ class Usage:
             "cache_read_tokens": self.cache_read_tokens,
             "cache_write_tokens": self.cache_write_tokens,
             "details": dict(self.details),
+            **({"reasoning_tokens": self.reasoning_tokens} if self.reasoning_tokens is not None else {}),
         }
 
     @staticmethod
@@ -199,6 +264,7 @@ class Usage:
             count("cache_read_tokens"),
             count("cache_write_tokens"),
             dict(details) if isinstance(details, Mapping) else {},
+            count("reasoning_tokens"),
         )
 
     @property

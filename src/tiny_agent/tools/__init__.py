@@ -1,0 +1,12 @@
+"""Tool sources, each behind the one ``Tool`` interface: the workspace, Python functions, MCP, hooks.
+
+- ``files``: file input and output under the tools: a streamed, bounded read and an atomic write.
+- ``grammar``: decoding grammars that narrow each file tool's paths to the ones that can succeed.
+- ``guards``: what the file tools refuse inside the workspace: protected paths, secret-looking files.
+- ``hooks``: commands run at a run's events, told what happens as JSON on stdin (as Claude Code's are).
+- ``mcp``: MCP servers' tools, through the official ``mcp`` SDK (a package).
+- ``python_tools``: ``@tool``: typed Python functions whose signature and docstring are the definition.
+- ``toolbox``: ``Tool``, ``Toolbox``, ``ToolFailure``: the tools a model may call, run without crashing the loop.
+- ``toolset``: a run's tools in their fixed order, with the hooks around them.
+- ``workspace``: the file tools (``read_file``, ``write_file``, ``list_dir``), confined to one folder.
+"""

@@ -1,4 +1,10 @@
-"""Making the window smaller: compaction, clearing and the policies that decide when."""
+"""Making the window smaller: compaction, clearing and the policies that decide when.
+
+- ``clearing``: old tool output replaced by a stub that says how to get it again.
+- ``compaction``: where to cut, what the model is asked to summarise, the record the engine builds itself.
+- ``policy``: when a compaction or a clearing pays for itself at the provider's prices (arithmetic only).
+- ``summarize``: ``maybe_compact`` and ``compact``: a summary replaces the older turns; the summarizers.
+"""
 
 from __future__ import annotations
 

@@ -103,7 +103,7 @@ def flatten(messages: Sequence[Message]) -> str:
             elif isinstance(block, ToolUseBlock):
                 args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:200]}" for k, v in block.input.items())
                 lines.append(f"ASSISTANT called {block.name}({args})")
-            else:
+            elif isinstance(block, ToolResultBlock):
                 status = "error" if block.is_error else "ok"
                 text = block.content
                 if len(text) > _RESULT_CHARS:
@@ -138,7 +138,7 @@ class WorkRecord:
                     rec.tool_calls[block.name] += 1
                 elif isinstance(block, ToolResultBlock):
                     rec._note_result(calls.get(block.tool_use_id), block)
-                elif msg.role == "user":
+                elif msg.role == "user" and isinstance(block, TextBlock):
                     if not rec.requests:
                         rec.first_request = _head_and_tail(block.text)
                     rec.requests.append(_clip(block.text, _REQUEST_CHARS))

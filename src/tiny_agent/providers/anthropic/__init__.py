@@ -1,4 +1,8 @@
-"""The Anthropic Messages wire."""
+"""The Anthropic Messages wire.
+
+- ``adapter``: ``AnthropicProvider``, over the official ``anthropic`` SDK.
+- ``reply``: reading a Messages answer, whole or streamed.
+"""
 
 from __future__ import annotations
 

@@ -52,7 +52,10 @@ from tiny_agent.types import (
     ModelResponse,
     OnProviderEvent,
     Prompt,
+    ReasoningBlock,
+    RedactedThinkingBlock,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -272,6 +275,8 @@ def _render_message(message: Message) -> list[dict[str, Any]]:
                     # The tool message has no error flag; the model must still see the failure.
                     content = "ERROR: " + content
                 results.append({"role": "tool", "tool_call_id": tool_use_id, "content": content})
+            case ThinkingBlock() | RedactedThinkingBlock() | ReasoningBlock():
+                pass  # Chat Completions has no field for another wire's reasoning
             case _:
                 assert_never(block)
     text = "\n\n".join(texts)
