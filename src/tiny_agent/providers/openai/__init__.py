@@ -3,6 +3,7 @@
 - ``adapter``: ``OpenAICompatProvider``, over the official ``openai`` SDK.
 - ``cache``: prompt caching on Chat Completions: GPT-5.6's breakpoints, the cache key, refused fields.
 - ``json_tools``: tool calls for models that cannot make them: grammar-constrained JSON.
+- ``messages``: one neutral message as Chat Completions messages (tool results as ``tool`` messages).
 - ``reply``: reading a Chat Completions answer, whole or streamed.
 - ``token_count``: OpenAI's token counts offline (tiktoken's o200k_base, installed, never downloaded).
 """

@@ -18,10 +18,9 @@ Retries are ours (``providers/retry``), not the SDK's: its ``max_retries`` is 0.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, closing
-from typing import Any, Literal, Unpack, assert_never
+from typing import Any, Literal, Unpack
 
 import openai
 
@@ -38,6 +37,7 @@ from tiny_agent.providers.http_errors import (
 )
 from tiny_agent.providers.openai import json_tools
 from tiny_agent.providers.openai.cache import as_parts, cache_fields, dropping_refused, mark_messages, refused_field
+from tiny_agent.providers.openai.messages import chat_messages
 from tiny_agent.providers.openai.reply import Accumulator, process
 from tiny_agent.providers.openai.token_count import count_chat_body, counts_offline
 from tiny_agent.providers.profile import ProviderProfile, profile_for
@@ -52,12 +52,6 @@ from tiny_agent.types import (
     ModelResponse,
     OnProviderEvent,
     Prompt,
-    ReasoningBlock,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
 )
 
 __all__ = ["INVALID_JSON_KEY", "TOOL_MODES", "OpenAICompatProvider", "ToolMode"]
@@ -123,7 +117,7 @@ class OpenAICompatProvider:
     def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
         if self.tool_mode == "json_schema":
             return [json_tools.render_message(message, names)]
-        rendered = _render_message(message)
+        rendered = chat_messages(message)
         return [as_parts(m) for m in rendered] if self._profile.cache.mode == "explicit" else rendered
 
     def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
@@ -256,42 +250,6 @@ class OpenAICompatProvider:
         """tiktoken's o200k count of the body, offline, for the models it knows (``free_count``); else
         None (the engine estimates)."""
         return count_chat_body(self.render(prompt)) if self._profile.free_count else None
-
-
-def _render_message(message: Message) -> list[dict[str, Any]]:
-    """One of our messages as Chat Completions messages: tool results become ``tool`` messages."""
-    texts: list[str] = []
-    calls: list[dict[str, Any]] = []
-    results: list[dict[str, Any]] = []
-    for block in message.content:
-        match block:
-            case TextBlock(text=text):
-                texts.append(text)
-            case ToolUseBlock(id=id_, name=name, input=input_):
-                call = {"name": name, "arguments": json.dumps(dict(input_))}
-                calls.append({"id": id_, "type": "function", "function": call})
-            case ToolResultBlock(tool_use_id=tool_use_id, content=content, is_error=is_error):
-                if is_error and not content.startswith("ERROR: "):
-                    # The tool message has no error flag; the model must still see the failure.
-                    content = "ERROR: " + content
-                results.append({"role": "tool", "tool_call_id": tool_use_id, "content": content})
-            case ThinkingBlock() | RedactedThinkingBlock() | ReasoningBlock():
-                pass  # Chat Completions has no field for another wire's reasoning
-            case _:
-                assert_never(block)
-    text = "\n\n".join(texts)
-    if message.role == "user":
-        if calls:
-            raise ValueError("a user message cannot carry tool_use blocks")
-        return [*results, {"role": "user", "content": text}] if texts or not results else results
-    if results:
-        raise ValueError("an assistant message cannot carry tool_result blocks")
-    rendered: dict[str, Any] = {"role": "assistant", "content": text or None}
-    if calls:
-        rendered["tool_calls"] = calls
-    elif not text:
-        rendered["content"] = ""  # an assistant message needs content or tool_calls
-    return [rendered]
 
 
 def _json_tools_mode(body: Mapping[str, Any]) -> bool:
