@@ -23,10 +23,8 @@ IDENTITY = frozenset({"wire", "provider"})
 """Names and attributes that hold a wire's or a provider's name."""
 CONCRETE = frozenset({"AnthropicProvider", "OpenAICompatProvider", "LocalProvider"})
 
-ALLOWED = {
-    "agent/run.py",  # until the runspec merge: isinstance(provider, LocalProvider), profile.name == LOCAL
-}
-"""Modules outside providers/ still allowed a finding, each with the reason."""
+ALLOWED: set[str] = set()
+"""Modules outside providers/ still allowed a finding, each with the reason (none since the runspec merge)."""
 
 
 def _name(node: ast.expr) -> str | None:

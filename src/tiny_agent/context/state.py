@@ -123,13 +123,7 @@ class State:
                 self.window.append(message)
                 self.pending = [b.id for b in message.tool_uses]
             case CompactionMark():
-                cut = bisect.bisect_left(self.starts, value.cut)
-                self.compactions.append(
-                    Compaction(cut, value.summary, value.record, value.tokens_before, value.tokens_after)
-                )
-                self._window_changed("compaction")
-                if value.counted and value.tokens_after:
-                    self.measured = (len(self.messages), self.epoch, value.tokens_after)
+                self._compacted(value)
             case Clearing(stubs=stubs):
                 self.stubs.update(stubs)
                 self._window_changed("clear")
@@ -151,11 +145,7 @@ class State:
             case FieldRefused(model=model, field=name):
                 self.refused[model] = self.refused.get(model, frozenset()) | {name}
             case PinChange(add=add, remove=remove):
-                if add is not None and add not in self.pins:
-                    self.pins.append(add)
-                if remove is not None and remove in self.pins:
-                    self.pins.remove(remove)
-                self.epoch += 1
+                self._pinned(add, remove)
             case ConfigChange(settings=settings):
                 if any(k in settings and settings[k] != self.settings.get(k) for k in ("system", "tools")):
                     self.epoch += 1
@@ -166,6 +156,20 @@ class State:
                 self.stops.append(value)
             case Note():
                 pass
+
+    def _compacted(self, mark: CompactionMark) -> None:
+        cut = bisect.bisect_left(self.starts, mark.cut)
+        self.compactions.append(Compaction(cut, mark.summary, mark.record, mark.tokens_before, mark.tokens_after))
+        self._window_changed("compaction")
+        if mark.counted and mark.tokens_after:
+            self.measured = (len(self.messages), self.epoch, mark.tokens_after)
+
+    def _pinned(self, add: str | None, remove: str | None) -> None:
+        if add is not None and add not in self.pins:
+            self.pins.append(add)
+        if remove is not None and remove in self.pins:
+            self.pins.remove(remove)
+        self.epoch += 1
 
     def _window_changed(self, what: str) -> None:
         self.window.rebuild(self.messages, self.compactions[-1] if self.compactions else None, dict(self.stubs))

@@ -86,20 +86,7 @@ class _Reader:
             case CallOpened():
                 self.layers.call(seq, value)
             case CallDone(call=call, record=record):
-                self.layers.answered(call)
-                note = self.layers.note(call, record.miss)
-                if record.purpose == "turn":
-                    self.summary_calls = []  # a compaction that failed before this turn: its calls had their lines
-                    self.pings = 0
-                    self.step += 1
-                    line = format_event(TurnEvent(self.step, record, 0, record.stop_reason or ""))
-                elif record.purpose == "keepalive":
-                    self.pings += 1
-                    line = format_event(CallEvent(self.pings, record))
-                else:
-                    self.summary_calls.append(record)
-                    line = format_event(CallEvent(len(self.summary_calls), record))
-                yield line[:-1] + note + "]" if note and line.endswith("]") else line
+                yield self._answered(call, record)
             case CallFailed(error=error):
                 yield f"#{seq} [call failed: {error}]"
             case CompactionMark():
@@ -117,19 +104,39 @@ class _Reader:
             case PinChange(add=add, remove=remove):
                 yield f"#{seq} [pin {'added' if add is not None else 'removed'}: {add or remove}]"
             case ConfigChange(settings=settings) | RunChange(settings=settings):
-                self.layers.config(settings)
-                yield from self._servers(seq, settings.get(MCP_SETTING))
-                shown = {k: v for k, v in settings.items() if k not in ("tools", "system", MCP_SETTING)}
-                if shown:
-                    yield f"#{seq} [settings: {', '.join(f'{k}={v}' for k, v in shown.items())}]"
-                if "system" in settings:
-                    yield f"#{seq} [system prompt set: {len(str(settings['system']))} characters]"
+                yield from self._settings(seq, settings)
             case FieldRefused(model=model, field=name):
                 yield f"#{seq} [{model} does not take {name}: left out of its requests from here on]"
             case Note(text=text):
                 yield f"#{seq} [note: {text}]"
             case RunStop(reason=reason, steps=steps, detail=detail):
                 yield f"#{seq} [run ended: {reason} after {steps} step(s){f' ({detail})' if detail else ''}]"
+
+    def _answered(self, call: int, record: CallRecord) -> str:
+        """The line of a finished call: a turn, a keepalive ping, or one call of a compaction."""
+        self.layers.answered(call)
+        note = self.layers.note(call, record.miss)
+        if record.purpose == "turn":
+            self.summary_calls = []  # a compaction that failed before this turn: its calls had their lines
+            self.pings = 0
+            self.step += 1
+            line = format_event(TurnEvent(self.step, record, 0, record.stop_reason or ""))
+        elif record.purpose == "keepalive":
+            self.pings += 1
+            line = format_event(CallEvent(self.pings, record))
+        else:
+            self.summary_calls.append(record)
+            line = format_event(CallEvent(len(self.summary_calls), record))
+        return line[:-1] + note + "]" if note and line.endswith("]") else line
+
+    def _settings(self, seq: int, settings: Mapping[str, Any]) -> Iterator[str]:
+        self.layers.config(settings)
+        yield from self._servers(seq, settings.get(MCP_SETTING))
+        shown = {k: v for k, v in settings.items() if k not in ("tools", "system", MCP_SETTING)}
+        if shown:
+            yield f"#{seq} [settings: {', '.join(f'{k}={v}' for k, v in shown.items())}]"
+        if "system" in settings:
+            yield f"#{seq} [system prompt set: {len(str(settings['system']))} characters]"
 
     def _servers(self, seq: int, servers: Any) -> Iterator[str]:
         if not isinstance(servers, Mapping):

@@ -7,7 +7,6 @@ environment variables rather than ``os.environ`` directly, so selection is testa
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -124,6 +123,22 @@ def resolve_provider(
     if profile is None:
         kwargs.pop("cache_ttl", None)  # llama.cpp keeps a prefix in its slot until another replaces it
         return _local(model, base_url, env.get(LOCAL_KEY_ENV) or None, kwargs)
+    url, key = _url_and_key(profile, base_url, env)
+    common: dict[str, Any] = {
+        "model": model or profile.default_model,
+        "api_key": key,
+        "base_url": url or profile.base_url,
+        "name": profile.name,
+        "key_env": profile.key_env,
+    }
+    ttl = checked_ttl(kwargs.pop("cache_ttl", DEFAULT_TTL), profile.wire, profile.name)
+    options = wire_of(profile.wire).adapter_options(ttl, False)
+    return wire_adapter(profile.wire, **{**options, **common, **kwargs})
+
+
+def _url_and_key(profile: Profile, base_url: str | None, env: Mapping[str, str]) -> tuple[str | None, str]:
+    """The endpoint given (or from the profile's URL variable, checked) and the API key from ``env``
+    (a placeholder where the profile needs none at a URL of the user's)."""
     url = base_url or (env.get(profile.base_url_env) if profile.base_url_env else None) or None
     if url is not None and not base_url and profile.base_url_env:
         try:
@@ -135,16 +150,7 @@ def resolve_provider(
         if not (profile.keyless_with_base_url and url):
             raise ConfigError(f"provider {profile.name!r} needs {profile.key_env}")
         key = PLACEHOLDER_KEY
-    common: dict[str, Any] = {
-        "model": model or profile.default_model,
-        "api_key": key,
-        "base_url": url or profile.base_url,
-        "name": profile.name,
-        "key_env": profile.key_env,
-    }
-    ttl = checked_ttl(kwargs.pop("cache_ttl", DEFAULT_TTL), profile.wire, profile.name)
-    options = wire_of(profile.wire).adapter_options(ttl, False)
-    return wire_adapter(profile.wire, **{**options, **common, **kwargs})
+    return url, key
 
 
 def offline_profile(
@@ -189,7 +195,7 @@ def _local(model: str | None, base_url: str | None, api_key: str | None, kwargs:
     """The embedded model on a llama.cpp server on loopback. ``model`` is a GGUF path. A server it
     starts gets a fresh key of its own; a server at ``base_url`` gets ``api_key`` if it wants one."""
     from tiny_agent.providers.local.llama_process import EMBEDDED_MODEL_NAME
-    from tiny_agent.providers.local.provider import LocalProvider
+    from tiny_agent.providers.local.provider import LocalProvider, LocalTuning
 
     if model == EMBEDDED_MODEL_NAME:
         model = None  # sessions stored before 2026-11-30 remember the embedded model by its name
@@ -197,8 +203,8 @@ def _local(model: str | None, base_url: str | None, api_key: str | None, kwargs:
         raise ConfigError(f"the local provider takes --model PATH to a .gguf file, not {model!r}")
     # Only what its constructor takes (max_tokens, wire, tool_mode, ctx_size, ...): adapter options
     # such as an http_client do not apply to a server it starts itself.
-    accepted = inspect.signature(LocalProvider).parameters
-    allowed = {k: v for k, v in kwargs.items() if k in accepted and k not in ("model_path", "base_url")}
+    accepted = {*LocalTuning.__annotations__, "wire", "tool_mode", "max_tokens"}
+    allowed = {k: v for k, v in kwargs.items() if k in accepted}
     return LocalProvider(model_path=model, base_url=base_url, api_key=api_key if base_url else None, **allowed)
 
 
