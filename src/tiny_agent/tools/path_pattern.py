@@ -18,6 +18,11 @@ _BAD = '/\\\\"\\x00-\\x1f\\x7f'
 _ANY = f"[^{_BAD}]"
 
 
+_SPACE = " \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+"""What ``str.isspace`` calls white space, beyond the control characters ``_BAD`` holds: no component
+starts with it, so no path is white space alone (the workspace refuses those as empty)."""
+
+
 _MAX_NESTING = 60
 """llama.cpp gives up on patterns nested deeper than 100 groups and then accepts any string."""
 
@@ -109,7 +114,7 @@ class _Trie:
             rest = child.regex(root=False)
             if rest is not None:
                 branches.append(_one_of(ch) + rest)
-        branches.append(f"[^{_BAD}{'.' if root else ''}{taken}]{_ANY}*")
+        branches.append(f"[^{_BAD}{'.' + _SPACE if root else ''}{taken}]{_ANY}*")
         body = branches[0] if len(branches) == 1 and root else f"(?:{'|'.join(branches)})"
         return body if root or self.exact else f"{body}?"
 
