@@ -121,7 +121,9 @@ class State:
             case CompactionMark():
                 cut = bisect.bisect_left(self.starts, value.cut)
                 self.compactions.append(
-                    Compaction(cut, value.summary, value.record, value.tokens_before, value.tokens_after)
+                    Compaction(
+                        cut, value.summary, value.record, value.tokens_before, value.tokens_after, value.strategy
+                    )
                 )
                 self._window_changed("compaction")
                 if value.counted and value.tokens_after:

@@ -16,6 +16,8 @@ from typing import Any
 
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, CacheRules, Ttl, rules_of
 from tiny_agent.providers.pricing import TokenPrices, context_window_of, price_usd, token_prices
+from tiny_agent.providers.reasoning_check import reasoning_problems
+from tiny_agent.providers.thinking import NO_THINKING, OFF, Thinking, ThinkingCaps, is_on, thinking_caps
 from tiny_agent.providers.wire_check import (
     AnthropicCheck,
     OpenAICheck,
@@ -65,6 +67,15 @@ class ProviderProfile:
     the decoding grammar changes), so a summary call may forbid them without a cache miss."""
     cache_home: str = ""
     """Where the cache lives when it is one server's memory (its URL, no credentials)."""
+    thinking_caps: ThinkingCaps = NO_THINKING
+    """What the model does with reasoning (manual/adaptive thinking, preserved thinking, ...)."""
+    thinking: Thinking = OFF
+    """The reasoning the requests ask for (``--thinking``, ``--effort``)."""
+
+    @property
+    def thinks(self) -> bool:
+        """Whether the model reasons in this run's requests (its replies carry reasoning blocks)."""
+        return is_on(self.thinking, self.thinking_caps)
 
     @property
     def lifetime(self) -> float:
@@ -91,7 +102,7 @@ class ProviderProfile:
         """The problems ``check`` found in ``body`` (its breakpoints held to the limit), and how many
         breakpoints the body carries."""
         marks = count_marks(body) if self.cache.max_breakpoints else 0
-        return check.finish(marks, self.cache.max_breakpoints), marks
+        return check.finish(marks, self.cache.max_breakpoints) + reasoning_problems(self.wire, body, self.thinks), marks
 
 
 def profile_for(
@@ -121,5 +132,6 @@ def profile_for(
         prices=prices,
         pricing_id=pricing if prices is not None else None,
         context_window=window,
+        thinking_caps=thinking_caps(name, model),
     )
     return replace(profile, **capabilities) if capabilities else profile

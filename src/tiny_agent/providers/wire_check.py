@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tiny_agent.providers.anthropic.thinking import thinking_problems
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS
 from tiny_agent.providers.prefix import MARK_KEYS
 from tiny_agent.types import Message, TextBlock, ToolResultBlock, message_from_dict
@@ -226,7 +227,7 @@ def check_anthropic_body(body: Mapping[str, Any], max_marks: int = MAX_BREAKPOIN
     check = AnthropicCheck()
     for position, message in enumerate(body.get("messages") or []):
         check.feed(position, [message])
-    return check.finish(count_marks(body), max_marks)
+    return check.finish(count_marks(body), max_marks) + thinking_problems(body)
 
 
 def check_openai_body(body: Mapping[str, Any]) -> list[str]:

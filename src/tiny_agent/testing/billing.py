@@ -30,6 +30,7 @@ from tiny_agent.providers.cache_sim import GenaiPricer, SimCall, Simulator
 from tiny_agent.providers.prefix import Counter, block_tokens, prefix_blocks
 from tiny_agent.providers.profile import PRICING_IDS
 from tiny_agent.testing.tasks import ScriptedTask, Task
+from tiny_agent.testing.thinking_server import ThinkingRules
 from tiny_agent.types import Block, TextBlock, ToolUseBlock
 
 __all__ = ["Bill", "BillingFake"]
@@ -72,11 +73,14 @@ class BillingFake:
         summary_words: int = 60,
         refuses: Sequence[str] = (),
         counter: Counter = block_tokens,
+        thinking: ThinkingRules | None = None,
     ) -> None:
         """``refuses`` names request fields answered with OpenAI's 400 for an unknown parameter;
         ``counter`` gives each block's tokens, for the bills and ``count_tokens`` alike: the
         estimator of ``providers.prefix`` by default, or a real tokenizer's count."""
         self.refuses = tuple(refuses)
+        self.thinking = thinking
+        """The thinking rules the model API enforces (``testing.thinking_server``); None: no thinking."""
         self.tasks = tuple(tasks)
         self.counter = counter
         self.delay = delay
@@ -156,8 +160,15 @@ class BillingFake:
             error = {"message": f"Unrecognized request argument supplied: {refused}", "param": refused}
             _send(http, 400, {"error": {**error, "type": "invalid_request_error", "code": "unknown_parameter"}})
             return
+        thought: tuple[Any, int] | None = None
+        if self.thinking is not None:
+            with self._lock:
+                rejected, body, thought = _thinking(self.thinking, body, wire, route.provider, http.headers)
+            if rejected is not None:
+                _send(http, 400, rejected)
+                return
         blocks, stop = route.model.reply(body, wire)
-        output = sum(block_tokens(b.to_dict()) for b in blocks)
+        output = sum(block_tokens(b.to_dict()) for b in blocks) + (thought[1] if thought else 0)
         cap = body.get("max_tokens") or body.get("max_completion_tokens")
         if isinstance(cap, int) and output > cap:  # cut at the output limit, as a model would be
             blocks, stop, output = (TextBlock("." * cap),), "max_tokens", cap
@@ -176,6 +187,8 @@ class BillingFake:
             reply = _anthropic(number, model, blocks, stop, call)
         else:
             reply = _openai(number, model, blocks, stop, call)
+        if thought is not None:
+            reply = _with_thought(reply, wire, thought, self.thinking)
         with self._lock:
             route.bills.append(Bill(parts[0], wire, body, call, reply))
         if self.delay:
@@ -198,6 +211,39 @@ class BillingFake:
         with self._lock:
             route.counted.append(tokens)
         _send(http, 200, {"input_tokens": tokens})
+
+
+def _thinking(
+    rules: ThinkingRules, body: dict[str, Any], wire: Wire, provider: str, headers: Any
+) -> tuple[dict[str, Any] | None, dict[str, Any], tuple[Any, int] | None]:
+    """(the 400's body or None, the body the model reads, the reply's thinking and its tokens)."""
+    if wire == "anthropic":
+        admitted = rules.admit_anthropic(body, str(headers.get("anthropic-beta") or ""))
+        if admitted.error is not None:
+            return {"type": "error", "error": {"type": "invalid_request_error", "message": admitted.error}}, body, None
+        config = body.get("thinking")
+        on = isinstance(config, Mapping) and config.get("type") in ("enabled", "adaptive")
+        return None, dict(admitted.body), rules.think_anthropic(body) if on else None
+    error = rules.admit_openai(body, provider)
+    if error is not None:
+        return {"error": {"message": error, "type": "invalid_request_error", "code": "invalid_request_error"}}, body, None
+    text, tokens = rules.think_openai(body)
+    return None, body, (text, tokens) if text else None
+
+
+def _with_thought(
+    reply: dict[str, Any], wire: Wire, thought: tuple[Any, int], rules: ThinkingRules | None
+) -> dict[str, Any]:
+    block, tokens = thought
+    if wire == "anthropic":
+        usage = {**reply["usage"], "output_tokens_details": {"thinking_tokens": tokens}}
+        dropped = rules.transformations[-1] if rules is not None and rules.transformations else []
+        extra = {"input_transformations": dropped} if dropped else {}
+        return {**reply, "content": [block, *reply["content"]], "usage": usage, **extra}
+    choice = reply["choices"][0]
+    message = {**choice["message"], "reasoning_content": block}
+    usage = {**reply["usage"], "completion_tokens_details": {"reasoning_tokens": tokens}}
+    return {**reply, "choices": [{**choice, "message": message}], "usage": usage}
 
 
 def _anthropic(number: int, model: str, blocks: Sequence[Block], stop: str, call: SimCall) -> dict[str, Any]:
@@ -265,13 +311,25 @@ def _anthropic_events(message: Mapping[str, Any]) -> Iterator[Event]:
         if block["type"] == "tool_use":
             opening = {**block, "input": {}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        elif block["type"] == "redacted_thinking":
+            opening, delta = block, None
+        elif block["type"] == "thinking":
+            opening = {"type": "thinking", "thinking": "", "signature": ""}
+            delta = {"type": "thinking_delta", "thinking": block["thinking"]}
+            signed = {"type": "signature_delta", "signature": block["signature"]}
+            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": opening}
+            yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+            yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": signed}
+            yield "content_block_stop", {"type": "content_block_stop", "index": index}
+            continue
         else:
             opening = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
         yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": opening}
-        yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        if delta is not None:
+            yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    delta_usage = {"output_tokens": usage["output_tokens"]}
+    delta_usage = {"output_tokens": usage["output_tokens"], **{k: v for k, v in usage.items() if k.endswith("_details")}}
     yield (
         "message_delta",
         {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"]}, "usage": delta_usage},
@@ -288,6 +346,8 @@ def _openai_chunks(completion: Mapping[str, Any], body: Mapping[str, Any]) -> It
         return None, {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     yield chunk({"role": "assistant", "content": ""})
+    if message.get("reasoning_content"):
+        yield chunk({"reasoning_content": message["reasoning_content"]})
     if message.get("content"):
         yield chunk({"content": message["content"]})
     for k, call in enumerate(message.get("tool_calls") or []):

@@ -32,6 +32,7 @@ from tiny_agent.context.shrink.compaction import (
     choose_cut,
     flatten,
 )
+from tiny_agent.context.shrink import thinking
 from tiny_agent.context.shrink.policy import Cycle, best_threshold, decision_prices
 from tiny_agent.context.state import State
 from tiny_agent.context.tokens import TokenLedger
@@ -172,8 +173,13 @@ def compact(
         ctx.decided = consulted
     if not prose or not prose.strip():
         raise CompactionError("the summary call returned no text, history left unchanged")
-    record = WorkRecord.from_messages(state.messages[: base + cut], state.pins).render()
-    candidate = Compaction(base + cut, prose, record, before)
+    how_thinking = thinking.strategy(provider.profile if provider is not None else None)
+    kept_turns = ""
+    if how_thinking == thinking.FOLD:  # the next request starts a new assistant turn: no bound block left
+        kept_turns = f"\n<kept_turns>\n{thinking.fold_text(recent[cut:])}\n</kept_turns>"
+        cut = len(recent)
+    record = WorkRecord.from_messages(state.messages[: base + cut], state.pins).render() + kept_turns
+    candidate = Compaction(base + cut, prose, record, before, strategy=how_thinking)
     prompt = ctx.prompt(compaction=candidate)
     counted = _counted(ctx, provider, prompt)
     after = counted if counted is not None else ctx.context_tokens(provider, prompt)
@@ -185,8 +191,9 @@ def compact(
     how = "custom" if summarizer is not None and not isinstance(summarizer, TranscriptSummarizer) else "provider"
     if isinstance(summarizer, TranscriptSummarizer):
         how = "transcript"
+    seq = state.starts[base + cut] if base + cut < len(state.starts) else state.starts[-1] + 1
     mark = CompactionMark(
-        state.starts[base + cut], base + cut, prose, record, before, after, counted=counted is not None
+        seq, base + cut, prose, record, before, after, counted=counted is not None, strategy=how_thinking
     )
     if manual:
         mark = dataclasses.replace(mark, manual=True, keep_turns=keep_turns, summarizer=how)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, closing
+from dataclasses import replace
 from typing import Any, Literal, assert_never
 
 import httpx2
@@ -39,6 +40,7 @@ from tiny_agent.providers.http_errors import (
 )
 from tiny_agent.providers.openai import json_tools
 from tiny_agent.providers.openai.cache import as_parts, cache_fields, dropping_refused, mark_messages, refused_field
+from tiny_agent.providers.openai.reasoning import reasoning_fields, sdk_arguments, with_reasoning
 from tiny_agent.providers.openai.reply import Accumulator, process
 from tiny_agent.providers.openai.token_count import count_chat_body, counts_offline
 from tiny_agent.providers.profile import ProviderProfile, profile_for
@@ -51,6 +53,7 @@ from tiny_agent.providers.retry import (
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
+from tiny_agent.providers.thinking import OFF, Thinking, checked
 from tiny_agent.redaction import register_secret
 from tiny_agent.types import (
     INVALID_JSON_KEY,
@@ -101,6 +104,7 @@ class OpenAICompatProvider:
         context_window: int | None = None,
         pricing_provider_id: str | None = None,
         tool_mode: str = "native",
+        thinking: Thinking = OFF,
     ) -> None:
         # Typed ``str``: the mode usually comes from configuration, and an unknown one is the user's to fix.
         if tool_mode not in TOOL_MODES:
@@ -121,6 +125,7 @@ class OpenAICompatProvider:
             tool_choice_keeps_prefix=json_mode,
             free_count=not json_mode and counts_offline(model),
         )
+        self._profile = replace(self._profile, thinking=checked(thinking, self._profile.thinking_caps, model))
         self.key_env = key_env
         self._timeout = check_timeout(timeout)
         self._policy = RetryPolicy(max_retries=max_retries, base_delay=retry_backoff, max_retry_wait=max_retry_wait)
@@ -146,6 +151,8 @@ class OpenAICompatProvider:
         if self.tool_mode == "json_schema":
             return [json_tools.render_message(message, names)]
         rendered = _render_message(message)
+        if self._profile.thinking_caps.reasoning_content and self._profile.thinks:
+            rendered = [with_reasoning(m, message) for m in rendered]
         return [as_parts(m) for m in rendered] if self._profile.cache.mode == "explicit" else rendered
 
     def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
@@ -174,6 +181,7 @@ class OpenAICompatProvider:
             if prompt.tool_choice == "none":
                 body["tool_choice"] = "none"
         body.update(cache_fields(prompt, rules, body["messages"]))
+        body.update(reasoning_fields(self._profile.thinking, self._profile.thinking_caps))
         body["stream"] = False
         return body
 
@@ -204,7 +212,7 @@ class OpenAICompatProvider:
 
     def _send_once(self, body: dict[str, Any]) -> ModelResponse:
         with self._boundary():
-            raw = self._client.chat.completions.with_raw_response.create(**body)
+            raw = self._client.chat.completions.with_raw_response.create(**sdk_arguments(body))
         with reading(self.name):
             data = whole_json(raw.http_response)
             self._check(None, data)
@@ -236,7 +244,7 @@ class OpenAICompatProvider:
 
     def _open(self, body: dict[str, Any]) -> OpenedStream:
         with self._boundary():
-            raw = self._client.chat.completions.with_raw_response.create(**body)
+            raw = self._client.chat.completions.with_raw_response.create(**sdk_arguments(body))
             with reading(self.name):
                 return open_stream(raw.http_response, self._check)
 
