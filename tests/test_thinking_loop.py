@@ -107,12 +107,12 @@ def test_forty_reads_in_one_loop_on_a_reasoning_content_server(tmp_path: Path, n
     assert loops and all("reasoning_content" in m for m in loops)
 
 
-def test_a_tool_loop_turn_sent_without_its_reasoning_content_is_refused(
+def test_a_tool_loop_turn_without_its_reasoning_content_is_caught_before_it_is_sent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tiny_agent.providers.openai import adapter
 
     monkeypatch.setattr(adapter, "with_reasoning", lambda rendered, message: rendered)
-    result, _, _, rules = run(tmp_path, "deepseek", "deepseek-v4-flash")
-    assert result.stop == "provider_error"
-    assert rules.rejected[0].startswith("Missing `reasoning_content` field in the assistant message at message index")
+    result, _, bills, rules = run(tmp_path, "deepseek", "deepseek-v4-flash")
+    assert result.stop == "illegal_request" and "reasoning-content-missing" in str(result.error)
+    assert rules.rejected == [] and len(bills) == 1, "the check stops it before the server sees it"
