@@ -100,7 +100,9 @@ def test_without_the_fold_the_server_refuses_the_loop(tmp_path: Path, monkeypatc
 
 @pytest.mark.parametrize("stream", [False, True], ids=["send", "stream"])
 @pytest.mark.parametrize(("name", "model"), [("deepseek", "deepseek-v4-flash"), ("moonshot", "kimi-k2.6")])
-def test_forty_reads_in_one_loop_on_a_reasoning_content_server(tmp_path: Path, name: str, model: str, stream: bool) -> None:
+def test_forty_reads_in_one_loop_on_a_reasoning_content_server(
+    tmp_path: Path, name: str, model: str, stream: bool
+) -> None:
     result, agent, bills, rules = run(tmp_path, name, model, stream=stream)
     check_run(result, agent, bills, rules)
     loops = [m for bill in bills[1:] for m in bill.body["messages"] if m.get("tool_calls")]

@@ -33,8 +33,8 @@ from tiny_agent.providers.base import Provider
 from tiny_agent.providers.cache_rules import min_cacheable_tokens
 from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.local.provider import LocalProvider
-from tiny_agent.providers.thinking import parse_thinking
 from tiny_agent.providers.registry import LOCAL, resolve_provider
+from tiny_agent.providers.thinking import parse_thinking
 from tiny_agent.store.base import Store
 from tiny_agent.tools.hooks import Hook
 from tiny_agent.tools.mcp.tools import McpServer

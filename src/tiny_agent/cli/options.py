@@ -185,7 +185,9 @@ agent_options = _stack(
         help="Claude's thinking text: summarized, or omitted (still signed, still billed).",
     ),
     click.option(
-        "--effort", type=click.Choice(("low", "medium", "high", "max")), help="Reasoning effort, where the model has it."
+        "--effort",
+        type=click.Choice(("low", "medium", "high", "max")),
+        help="Reasoning effort, where the model has it.",
     ),
     # workspace and rules
     click.option(

@@ -226,7 +226,11 @@ def _thinking(
         return None, dict(admitted.body), rules.think_anthropic(body) if on else None
     error = rules.admit_openai(body, provider)
     if error is not None:
-        return {"error": {"message": error, "type": "invalid_request_error", "code": "invalid_request_error"}}, body, None
+        return (
+            {"error": {"message": error, "type": "invalid_request_error", "code": "invalid_request_error"}},
+            body,
+            None,
+        )
     text, tokens = rules.think_openai(body)
     return None, body, (text, tokens) if text else None
 
@@ -329,7 +333,10 @@ def _anthropic_events(message: Mapping[str, Any]) -> Iterator[Event]:
         if delta is not None:
             yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    delta_usage = {"output_tokens": usage["output_tokens"], **{k: v for k, v in usage.items() if k.endswith("_details")}}
+    delta_usage = {
+        "output_tokens": usage["output_tokens"],
+        **{k: v for k, v in usage.items() if k.endswith("_details")},
+    }
     yield (
         "message_delta",
         {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"]}, "usage": delta_usage},

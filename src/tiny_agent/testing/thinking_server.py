@@ -100,7 +100,7 @@ class ThinkingRules:
         return admitted
 
     def _anthropic(self, body: Mapping[str, Any], betas: str) -> tuple[str | None, Admitted]:
-        config = body.get("thinking") if isinstance(body.get("thinking"), Mapping) else {}
+        config = _config(body)
         on = config.get("type") in ("enabled", "adaptive")
         binding = config.get("block_binding")
         if binding is not None and BINDING_BETA not in betas:
@@ -155,7 +155,7 @@ class ThinkingRules:
         if self.redact_every and self.replies % self.redact_every == 0:
             data = f"rd.{self._mac(prefix)}.{self._mac('redacted' + text)}"
             return {"type": "redacted_thinking", "data": data}, tokens
-        config = body.get("thinking") if isinstance(body.get("thinking"), Mapping) else {}
+        config = _config(body)
         shown = "" if config.get("display") == "omitted" else text
         signature = f"sg.{self._mac(prefix)}.{self._mac('thinking' + shown)}"
         return {"type": "thinking", "thinking": shown, "signature": signature}, tokens
@@ -202,7 +202,7 @@ class ThinkingRules:
         return error
 
     def _openai(self, body: Mapping[str, Any], provider: str) -> str | None:
-        config = body.get("thinking") if isinstance(body.get("thinking"), Mapping) else {}
+        config = _config(body)
         if provider == "moonshot" and body.get("thinking") is not None and "reasoning_effort" in body:
             return errors["moonshot_both"]
         if config.get("type") == "disabled":
@@ -216,7 +216,7 @@ class ThinkingRules:
         return None
 
     def think_openai(self, body: Mapping[str, Any]) -> tuple[str, int]:
-        config = body.get("thinking") if isinstance(body.get("thinking"), Mapping) else {}
+        config = _config(body)
         if config.get("type") == "disabled":
             return "", 0
         self.replies += 1
@@ -224,8 +224,52 @@ class ThinkingRules:
         return text, block_tokens({"type": "text", "text": text})
 
 
+_WORDS = tuple(
+    [
+        "the",
+        "next",
+        "step",
+        "reads",
+        "one",
+        "more",
+        "file",
+        "and",
+        "keeps",
+        "its",
+        "lines",
+        "in",
+        "mind",
+        "before",
+        "the",
+        "answer",
+    ]
+)
+
+
+def _config(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    config = body.get("thinking")
+    return config if isinstance(config, Mapping) else {}
+
+
 def _thought(number: int, words: int) -> str:
-    base = "the next step reads one more file and keeps its lines in mind before the answer".split()
+    base = [
+        "the",
+        "next",
+        "step",
+        "reads",
+        "one",
+        "more",
+        "file",
+        "and",
+        "keeps",
+        "its",
+        "lines",
+        "in",
+        "mind",
+        "before",
+        "the",
+        "answer",
+    ]
     return f"Reply {number}: " + " ".join(base[k % len(base)] for k in range(words))
 
 
@@ -246,7 +290,9 @@ def _final_assistant(messages: Sequence[Any]) -> tuple[int, str] | None:
         return None
     last, before = messages[-1], messages[-2]
     content = last.get("content")
-    if not isinstance(content, list) or not any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content):
+    if not isinstance(content, list) or not any(
+        isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content
+    ):
         return None
     blocks = before.get("content")
     if before.get("role") != "assistant" or not isinstance(blocks, list) or not blocks:

@@ -21,6 +21,7 @@ from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.entries import CompactionMark, TypedEntry
 from tiny_agent.context.render import Rendered
+from tiny_agent.context.shrink import thinking
 from tiny_agent.context.shrink.compaction import (
     CACHED_SUMMARY_INSTRUCTIONS,
     SUMMARY_INSTRUCTIONS,
@@ -32,7 +33,6 @@ from tiny_agent.context.shrink.compaction import (
     choose_cut,
     flatten,
 )
-from tiny_agent.context.shrink import thinking
 from tiny_agent.context.shrink.policy import Cycle, best_threshold, decision_prices
 from tiny_agent.context.state import State
 from tiny_agent.context.tokens import TokenLedger

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
-__all__ = ["FOLD", "DROP_BLOCK", "clearing_allowed", "fold_text", "strategy"]
+__all__ = ["DROP_BLOCK", "FOLD", "clearing_allowed", "fold_text", "strategy"]
 
 FOLD = "fold"
 DROP_BLOCK = "drop_block"
