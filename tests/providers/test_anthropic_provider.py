@@ -214,8 +214,8 @@ def test_a_tool_call_round_trips() -> None:
         ),
     )
     follow_up = p.render(Prompt(("s",), TOOLS, (*conversation()[:1], response.message)))
-    # What the model said goes back verbatim next turn (thinking aside).
-    assert follow_up["messages"][1]["content"] == content[1:]
+    # What the model said goes back verbatim next turn, its thinking included.
+    assert follow_up["messages"][1]["content"] == content
 
 
 @pytest.mark.parametrize(
