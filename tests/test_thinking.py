@@ -10,9 +10,14 @@ import anthropic
 import openai
 import pytest
 
+from tiny_agent.cli.app import main
+from tiny_agent.context.diagnosis import Before, diagnose
+from tiny_agent.context.engine import Context
+from tiny_agent.context.render import Renderer
 from tiny_agent.context.session import Session
 from tiny_agent.errors import ConfigError
 from tiny_agent.observe.export import export_lines, read_export
+from tiny_agent.observe.lint import lint_bodies, lint_body
 from tiny_agent.providers.anthropic.adapter import AnthropicProvider
 from tiny_agent.providers.anthropic.reply import Accumulator, process
 from tiny_agent.providers.anthropic.thinking import thinking_problems
@@ -33,6 +38,7 @@ from tiny_agent.types import (
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
+    Usage,
 )
 
 THOUGHT = ThinkingBlock("Let me think.\n  Carefully: é ✓", "sig/+=abc")
@@ -301,3 +307,70 @@ def test_the_server_refuses_with_the_apis_texts() -> None:
                     {"role": "tool", "tool_call_id": "c1", "content": "x"},
                 ],
             )
+
+
+def fcall(call_id: str) -> dict[str, object]:
+    return {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
+def test_lint_reports_each_thinking_rule_by_its_id_and_a_change_of_settings() -> None:
+    body = adapter().render(Prompt(("s",), (READ,), loop_messages()))
+    assert [f.rule for f in lint_body(body, "anthropic") if f.severity == "error"] == []
+    second = body["messages"][1]
+    marked = [{**THOUGHT.to_dict(), "cache_control": {"type": "ephemeral"}}, *second["content"][1:]]
+    bad = {**body, "messages": [body["messages"][0], {**second, "content": second["content"][2:]}, body["messages"][2]]}
+    assert "thinking-final-assistant" in {f.rule for f in lint_body(bad, "anthropic")}
+    bad = {**body, "messages": [body["messages"][0], {**second, "content": marked}, body["messages"][2]]}
+    assert "thinking-cache-control" in {f.rule for f in lint_body(bad, "anthropic")}
+    other = {**body, "thinking": {"type": "adaptive"}}
+    assert "thinking-changed" in {f.rule for f in lint_bodies([body, other], "anthropic")}
+    chat = {
+        "model": "deepseek-v4-flash",
+        "messages": [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": None,
+                "reasoning_content": "r",
+                "tool_calls": [fcall("c")],
+            },
+            {"role": "tool", "tool_call_id": "c", "content": "x"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [fcall("d")],
+            },
+            {"role": "tool", "tool_call_id": "d", "content": "y"},
+        ],
+    }
+    found = [f for f in lint_body(chat, "openai") if f.rule == "reasoning-content-missing"]
+    assert [f.path for f in found] == ["messages[3]"]
+
+
+def test_a_change_of_thinking_settings_is_a_named_miss_cause() -> None:
+    ctx = Context("s", (READ,))
+    ctx.add(Message.user("hello " * 400))
+    first = adapter("claude-sonnet-5", "2048")
+    second = adapter("claude-sonnet-5", "adaptive")
+    before = ctx.renderer.render(ctx.prompt(), first)
+    after = Renderer(ctx.state.ledger.texts).render(ctx.prompt(), second)
+    prior = Before(0.0, "claude-sonnet-5", before.fingerprint, 4000, before.prompt, (), "", before.chain)
+    cause = diagnose(prior, after, second.profile, Usage(4000, 10, 0, 4000), 1.0)
+    assert cause == "thinking settings changed: 2048 -> adaptive (message cache breakpoints are rewritten)"
+
+
+@pytest.mark.parametrize(
+    ("flags", "line"),
+    [
+        (["--thinking", "512"], "tiny-agent: --thinking 512: the budget must be at least 1024 tokens"),
+        (["--model", "claude-sonnet-4-5", "--thinking", "adaptive"], "tiny-agent: claude-sonnet-4-5 has no adaptive"),
+    ],
+)
+def test_the_cli_refuses_an_unsupported_setting_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, flags: list[str], line: str
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    argv = ["--provider", "anthropic", *flags, "--no-session", "--workspace", str(tmp_path), "hi"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(line) and "\n" not in err

@@ -200,6 +200,9 @@ def _open(
         raise ConfigError("a run that keeps nothing on disk cannot go on with a session (--resume, --continue)")
     stored = RunSettings.of(session.context.run_settings) if session is not None else RunSettings()
     settings = given.over(stored)
+    keys = ("thinking", "thinking_display", "effort")
+    if resumed and any(getattr(given, k) not in (None, getattr(stored, k)) for k in keys):
+        notes.append("the thinking settings differ from the session's: message cache breakpoints will be rewritten")
     if given.workspace is not None or settings.workspace is None:
         settings = replace(settings, workspace=here)
 

@@ -34,6 +34,8 @@ from tiny_agent.context.legality import check_anthropic_body, check_openai_body
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, min_cacheable_tokens
 from tiny_agent.providers.prefix import PrefixBlock, breakpoints, prefix_blocks, ttls_in_order
+from tiny_agent.providers.reasoning_check import RULES as REASONING_RULES
+from tiny_agent.providers.reasoning_check import reasoning_problems
 
 __all__ = ["Finding", "Severity", "detect_wire", "is_clean", "lint_bodies", "lint_body", "lint_files", "load_bodies"]
 
@@ -163,10 +165,11 @@ def lint_files(paths: Iterable[str | Path], wire: Wire | None = None, model: str
 def _legality(body: Mapping[str, Any], wire: Wire) -> list[Finding]:
     if wire == "anthropic":
         # The marker count is reported by its own rule, with paths.
-        problems = [p for p in check_anthropic_body(body) if "cache_control" not in p]
+        problems = [p for p in check_anthropic_body(body) if "cache_control markers" not in p]
         offset = 0
     else:
-        problems = check_openai_body(body)
+        thinks = any("reasoning_content" in m for m in body.get("messages") or [] if isinstance(m, Mapping))
+        problems = check_openai_body(body) + reasoning_problems(wire, body, thinks)
         messages = body.get("messages") or []
         offset = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
     out = []
@@ -175,6 +178,11 @@ def _legality(body: Mapping[str, Any], wire: Wire) -> list[Finding]:
         path = "messages"
         if found:
             path = f"messages[{found.group(1)}]" if found.group(1) else f"messages[{int(found.group(2)) + offset}]"
+        rule = problem.split(":", 1)[0]
+        if rule in REASONING_RULES:  # a thinking rule, by its own id
+            fix = f"send the reasoning back exactly as received: {REASONING_RULES[rule]}"
+            out.append(Finding(rule, "error", path, problem.split(": ", 1)[1], "", fix))
+            continue
         fix = "repair the history: every tool call answered right after it, roles alternating, a user turn last"
         out.append(Finding("illegal-order", "error", path, problem, "", fix))
     return out
@@ -268,6 +276,13 @@ def _changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Findin
         message = f"tools added {added}, removed {removed}: the whole prefix is written again"
         fix = "send the same tools every request; restrict them with tool_choice or allowed tools instead"
         out.append(Finding("tools-changed", "warning", "tools", message, "", fix))
+    thinking = [
+        (body.get("thinking"), body.get("output_config"), body.get("reasoning_effort")) for body in (before, after)
+    ]
+    if thinking[0] != thinking[1]:
+        message = f"the thinking settings changed ({thinking[0]} -> {thinking[1]}): message cache breakpoints miss"
+        fix = "keep one thinking configuration and effort for a conversation (a tool loop is one assistant turn)"
+        out.append(Finding("thinking-changed", "warning", "thinking", message, "", fix))
     a, b = _system_text(before), _system_text(after)
     if a != b:
         at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))

@@ -25,6 +25,7 @@ __all__ = [
     "is_on",
     "parse_thinking",
     "thinking_caps",
+    "thinking_key",
 ]
 
 MIN_BUDGET = 1024
@@ -189,6 +190,11 @@ def checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
     if thinking.display is not None and not (caps.manual or caps.adaptive):
         raise ConfigError(f"{model} does not take --thinking-display")
     return thinking
+
+
+def thinking_key(thinking: Thinking) -> str:
+    """The settings as the request renders them, for the call's fingerprint: ``2048/omitted/low``."""
+    return "/".join(str(x) for x in (thinking.label, thinking.display or "", thinking.effort or "")).rstrip("/")
 
 
 def is_on(thinking: Thinking, caps: ThinkingCaps) -> bool:
