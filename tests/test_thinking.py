@@ -4,6 +4,7 @@ known to the check (rule ids for lint) and enforced, with the APIs' texts, by th
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anthropic
@@ -374,3 +375,24 @@ def test_the_cli_refuses_an_unsupported_setting_in_one_line(
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(line) and "\n" not in err
+
+
+def test_the_cli_shows_thinking_folded_and_json_carries_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.txt").write_text("alpha " * 50)
+    task = Task("read a", [[("read_file", {"path": "a.txt"})]], "Read.")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    with BillingFake([task], thinking=ThinkingRules(words=80)) as fake:
+        common = ["--provider", "anthropic", "--model", "claude-sonnet-5", "--base-url", fake.url("r", "anthropic")]
+        common += ["--thinking", "2048", "--no-session", "--workspace", str(tmp_path)]
+        assert main([*common, "please read a"]) == 0
+        err = capsys.readouterr().err
+        assert err.count("thinking: Reply ") == 2 and "chars)" in err, "folded to one line each"
+        assert "(thinking " in err, "the per-call line shows the thinking tokens"
+        again = [*common, "--json", "please read a"]
+        again[again.index(fake.url("r", "anthropic"))] = fake.url("r2", "anthropic")  # a fresh conversation
+        assert main(again) == 0
+        payload = json.loads(capsys.readouterr().out)
+    assert payload["answer"] == "Read." and len(payload["thinking"]) == 2
+    assert payload["thinking"][0].startswith("Reply ") and payload["tokens"]["reasoning"] > 0

@@ -184,6 +184,7 @@ agent_options = _stack(
         type=click.Choice(("summarized", "omitted")),
         help="Claude's thinking text: summarized, or omitted (still signed, still billed).",
     ),
+    click.option("--show-thinking", is_flag=True, help="Print the model's thinking whole (dimmed), not folded."),
     click.option(
         "--effort",
         type=click.Choice(("low", "medium", "high", "max")),
