@@ -33,7 +33,15 @@ def forty(root: Path, files: int = 40) -> Task:
     return Task("read the forty files", steps, "All forty files read: the report is complete.")
 
 
-def run(root: Path, provider_name: str, model: str, *, stream: bool = False, binding: str = "strict", **kw: object):
+def run(  # type: ignore[no-untyped-def]
+    root: Path,
+    provider_name: str,
+    model: str,
+    *,
+    stream: bool = False,
+    binding: str = "strict",
+    config: ContextConfig | None = None,
+):
     rules = ThinkingRules(redact_every=4)
     with BillingFake([forty(root)], thinking=rules) as fake:
         wire = "anthropic" if provider_name == "anthropic" else "openai"
@@ -44,7 +52,7 @@ def run(root: Path, provider_name: str, model: str, *, stream: bool = False, bin
             provider,
             Toolbox(Workspace(root).tools()),
             config=AgentConfig(stream=stream, max_steps=200),
-            context_config=ContextConfig(compact_at=9000, keep_turns=2),
+            context_config=config or ContextConfig(compact_at=9000, keep_turns=2),
             pins=[PIN],
         )
         result = agent.run(REQUEST)
@@ -118,3 +126,18 @@ def test_a_tool_loop_turn_without_its_reasoning_content_is_caught_before_it_is_s
     result, _, bills, rules = run(tmp_path, "deepseek", "deepseek-v4-flash")
     assert result.stop == "illegal_request" and "reasoning-content-missing" in str(result.error)
     assert rules.rejected == [] and len(bills) == 1, "the check stops it before the server sees it"
+
+
+def test_clearing_waits_while_thinking_is_bound_to_its_prefix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tiny_agent.context.shrink import clearing
+
+    monkeypatch.setattr(clearing, "clearing_allowed", lambda profile: True)
+    monkeypatch.setattr(clearing, "clearing_pays", lambda *args: True)
+    config = ContextConfig(compact_at=60_000, keep_turns=2, clear_after=2, policy="fraction")
+    result, agent, _, rules = run(tmp_path, "anthropic", "claude-sonnet-5", config=config)
+    assert result.stop == "provider_error" and "bound to a different conversation" in rules.rejected[0]
+    assert agent.context.state.stubs, "a clearing ran and broke the binding: the guard is what prevents it"
+    monkeypatch.undo()
+    (tmp_path / "guarded").mkdir()
+    result, agent, _, rules = run(tmp_path / "guarded", "anthropic", "claude-sonnet-5", config=config)
+    assert result.stop == "done" and rules.rejected == [] and not agent.context.state.stubs
