@@ -12,6 +12,7 @@ import openai
 import pytest
 
 from tiny_agent.cli.app import main
+from tiny_agent.cli.config_file import load_config
 from tiny_agent.context.diagnosis import Before, diagnose
 from tiny_agent.context.engine import Context
 from tiny_agent.context.render import Renderer
@@ -396,3 +397,10 @@ def test_the_cli_shows_thinking_folded_and_json_carries_it(
         payload = json.loads(capsys.readouterr().out)
     assert payload["answer"] == "Read." and len(payload["thinking"]) == 2
     assert payload["thinking"][0].startswith("Reply ") and payload["tokens"]["reasoning"] > 0
+
+
+def test_the_config_file_takes_the_thinking_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nowhere"))
+    (tmp_path / "tiny-agent.toml").write_text('thinking = 4096\nthinking_display = "omitted"\neffort = "low"\n')
+    settings = load_config(tmp_path).settings()
+    assert (settings.thinking, settings.thinking_display, settings.effort) == ("4096", "omitted", "low")
