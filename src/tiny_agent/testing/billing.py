@@ -30,7 +30,7 @@ from tiny_agent.providers.cache_sim import GenaiPricer, SimCall, Simulator
 from tiny_agent.providers.prefix import Counter, block_tokens, prefix_blocks
 from tiny_agent.providers.profile import PRICING_IDS
 from tiny_agent.testing.tasks import ScriptedTask, Task
-from tiny_agent.testing.thinking_server import ThinkingRules
+from tiny_agent.testing.thinking_server import ThinkingRules, admit, with_thought
 from tiny_agent.types import Block, TextBlock, ToolUseBlock
 
 __all__ = ["Bill", "BillingFake"]
@@ -163,7 +163,7 @@ class BillingFake:
         thought: tuple[Any, int] | None = None
         if self.thinking is not None:
             with self._lock:
-                rejected, body, thought = _thinking(self.thinking, body, wire, route.provider, http.headers)
+                rejected, body, thought = admit(self.thinking, body, wire, route.provider, http.headers)
             if rejected is not None:
                 _send(http, 400, rejected)
                 return
@@ -188,7 +188,7 @@ class BillingFake:
         else:
             reply = _openai(number, model, blocks, stop, call)
         if thought is not None:
-            reply = _with_thought(reply, wire, thought, self.thinking)
+            reply = with_thought(reply, wire, thought, self.thinking)
         with self._lock:
             route.bills.append(Bill(parts[0], wire, body, call, reply))
         if self.delay:
@@ -211,43 +211,6 @@ class BillingFake:
         with self._lock:
             route.counted.append(tokens)
         _send(http, 200, {"input_tokens": tokens})
-
-
-def _thinking(
-    rules: ThinkingRules, body: dict[str, Any], wire: Wire, provider: str, headers: Any
-) -> tuple[dict[str, Any] | None, dict[str, Any], tuple[Any, int] | None]:
-    """(the 400's body or None, the body the model reads, the reply's thinking and its tokens)."""
-    if wire == "anthropic":
-        admitted = rules.admit_anthropic(body, str(headers.get("anthropic-beta") or ""))
-        if admitted.error is not None:
-            return {"type": "error", "error": {"type": "invalid_request_error", "message": admitted.error}}, body, None
-        config = body.get("thinking")
-        on = isinstance(config, Mapping) and config.get("type") in ("enabled", "adaptive")
-        return None, dict(admitted.body), rules.think_anthropic(body) if on else None
-    error = rules.admit_openai(body, provider)
-    if error is not None:
-        return (
-            {"error": {"message": error, "type": "invalid_request_error", "code": "invalid_request_error"}},
-            body,
-            None,
-        )
-    text, tokens = rules.think_openai(body)
-    return None, body, (text, tokens) if text else None
-
-
-def _with_thought(
-    reply: dict[str, Any], wire: Wire, thought: tuple[Any, int], rules: ThinkingRules | None
-) -> dict[str, Any]:
-    block, tokens = thought
-    if wire == "anthropic":
-        usage = {**reply["usage"], "output_tokens_details": {"thinking_tokens": tokens}}
-        dropped = rules.transformations[-1] if rules is not None and rules.transformations else []
-        extra = {"input_transformations": dropped} if dropped else {}
-        return {**reply, "content": [block, *reply["content"]], "usage": usage, **extra}
-    choice = reply["choices"][0]
-    message = {**choice["message"], "reasoning_content": block}
-    usage = {**reply["usage"], "completion_tokens_details": {"reasoning_tokens": tokens}}
-    return {**reply, "choices": [{**choice, "message": message}], "usage": usage}
 
 
 def _anthropic(number: int, model: str, blocks: Sequence[Block], stop: str, call: SimCall) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from typing import Any
 
 from tiny_agent.providers.prefix import block_tokens
 
-__all__ = ["BINDING_BETA", "Admitted", "ThinkingRules", "errors"]
+__all__ = ["BINDING_BETA", "Admitted", "ThinkingRules", "admit", "errors", "with_thought"]
 
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
 _THINKING = ("thinking", "redacted_thinking")
@@ -298,3 +298,40 @@ def _final_assistant(messages: Sequence[Any]) -> tuple[int, str] | None:
     if before.get("role") != "assistant" or not isinstance(blocks, list) or not blocks:
         return None
     return len(messages) - 2, str(blocks[0].get("type"))
+
+
+def admit(
+    rules: ThinkingRules, body: dict[str, Any], wire: str, provider: str, headers: Any
+) -> tuple[dict[str, Any] | None, dict[str, Any], tuple[Any, int] | None]:
+    """(the 400's body or None, the body the model reads, the reply's thinking and its tokens)."""
+    if wire == "anthropic":
+        admitted = rules.admit_anthropic(body, str(headers.get("anthropic-beta") or ""))
+        if admitted.error is not None:
+            return {"type": "error", "error": {"type": "invalid_request_error", "message": admitted.error}}, body, None
+        config = body.get("thinking")
+        on = isinstance(config, Mapping) and config.get("type") in ("enabled", "adaptive")
+        return None, dict(admitted.body), rules.think_anthropic(body) if on else None
+    error = rules.admit_openai(body, provider)
+    if error is not None:
+        return (
+            {"error": {"message": error, "type": "invalid_request_error", "code": "invalid_request_error"}},
+            body,
+            None,
+        )
+    text, tokens = rules.think_openai(body)
+    return None, body, (text, tokens) if text else None
+
+
+def with_thought(
+    reply: dict[str, Any], wire: str, thought: tuple[Any, int], rules: ThinkingRules | None
+) -> dict[str, Any]:
+    block, tokens = thought
+    if wire == "anthropic":
+        usage = {**reply["usage"], "output_tokens_details": {"thinking_tokens": tokens}}
+        dropped = rules.transformations[-1] if rules is not None and rules.transformations else []
+        extra = {"input_transformations": dropped} if dropped else {}
+        return {**reply, "content": [block, *reply["content"]], "usage": usage, **extra}
+    choice = reply["choices"][0]
+    message = {**choice["message"], "reasoning_content": block}
+    usage = {**reply["usage"], "completion_tokens_details": {"reasoning_tokens": tokens}}
+    return {**reply, "choices": [{**choice, "message": message}], "usage": usage}
