@@ -33,6 +33,9 @@ class TurnEvent:
     call: CallRecord
     context_tokens: int
     stop_reason: str
+    thinking: str = ""
+    """The reply's reasoning as text (thinking, reasoning_content; "[redacted thinking]" for opaque
+    blocks): chat shows it dimmed."""
 
 
 @dataclass(frozen=True)

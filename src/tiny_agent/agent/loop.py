@@ -26,6 +26,7 @@ from tiny_agent.agent.events import (
     TurnEvent,
     call_events,
 )
+from tiny_agent.agent.thinking_text import reasoning_text
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.context.entries import RunStop
 from tiny_agent.context.tokens import CallRecord
@@ -155,7 +156,8 @@ class Agent:
                 self.budget.check(self.context)
             response = self._complete()
             tokens = self.context.context_tokens()
-            self._emit(result, TurnEvent(step, self.context.ledger.calls[-1], tokens, response.stop_reason))
+            thought = reasoning_text(response.message)
+            self._emit(result, TurnEvent(step, self.context.ledger.calls[-1], tokens, response.stop_reason, thought))
             calls = response.message.tool_uses
             if calls and response.stop_reason == "max_tokens":
                 # A call cut at the output limit has incomplete arguments: running it could write half a file.

@@ -14,6 +14,7 @@ from tiny_agent.providers.base import Provider
 from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import resolve_provider
+from tiny_agent.providers.thinking import parse_thinking
 from tiny_agent.tools.toolset import Toolset
 from tiny_agent.tools.workspace import Workspace
 
@@ -54,6 +55,8 @@ def provider_of(settings: RunSettings, options: dict[str, Any], env: Mapping[str
         kwargs["max_tokens"] = settings.max_tokens
     if settings.cache_ttl is not None:
         kwargs["cache_ttl"] = settings.cache_ttl
+    if settings.thinking is not None or settings.thinking_display is not None or settings.effort is not None:
+        kwargs["thinking"] = parse_thinking(settings.thinking, settings.thinking_display, settings.effort)
     return resolve_provider(settings.provider, model=settings.model, base_url=settings.base_url, env=env, **kwargs)
 
 

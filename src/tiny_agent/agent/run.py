@@ -175,6 +175,11 @@ class _Assembly:
             self.resumed = self.session.info.head >= 0
         stored = RunSettings.of(self.session.context.run_settings) if self.session is not None else RunSettings()
         settings = given.over(stored)
+        keys = ("thinking", "thinking_display", "effort")
+        if self.resumed and any(getattr(given, k) not in (None, getattr(stored, k)) for k in keys):
+            self.notes.append(
+                "the thinking settings differ from the session's: message cache breakpoints will be rewritten"
+            )
         if given.workspace is not None or settings.workspace is None:
             settings = replace(settings, workspace=here)
         return settings

@@ -65,6 +65,12 @@ class RunSettings:
     """Tool output beyond this is cut; None: ``DEFAULT_MAX_OUTPUT_CHARS``, less for a small window."""
     appended_system: str | None = None
     """What the last ``--append-system`` added to the system prompt (a resume replaces it, not piles up)."""
+    thinking: str | None = None
+    """``off``, ``adaptive`` or a budget of tokens (>= 1024); None: the model's default."""
+    thinking_display: str | None = None
+    """``summarized`` or ``omitted`` (Claude)."""
+    effort: str | None = None
+    """``low``, ``medium``, ``high`` or ``max``, where the model has it."""
 
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> RunSettings:

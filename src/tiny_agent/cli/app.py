@@ -153,7 +153,8 @@ def run_command(ctx: click.Context, /, task: tuple[str, ...], **opts: Any) -> in
 
 def _printer(opts: dict[str, Any]) -> Printer:
     stream = not opts["no_stream"] and not opts["as_json"] and sys.stdout.isatty()
-    return Printer(quiet=opts["quiet"] or opts["as_json"], verbose=opts["verbose"], stream=stream)
+    quiet = opts["quiet"] or opts["as_json"]
+    return Printer(quiet=quiet, verbose=opts["verbose"], stream=stream, show_thinking=bool(opts.get("show_thinking")))
 
 
 def _header(printer: Printer, runtime: Runtime) -> None:
@@ -190,7 +191,9 @@ def _finish(printer: Printer, runtime: Runtime, result: RunResult, opts: dict[st
                 "output": total.output_tokens,
                 "cache_read": total.cache_read_tokens,
                 "cache_write": total.cache_write_tokens,
+                "reasoning": total.reasoning_tokens,
             },
+            "thinking": printer.thoughts,
             "cost_usd": ledger.total_cost_usd,
             "calls": len(ledger.calls),
         }

@@ -53,7 +53,7 @@ def chat_command(ctx: click.Context, /, **opts: Any) -> int:
 
 def chat_loop(click_ctx: click.Context, opts: dict[str, Any]) -> int:
     stream = not opts["no_stream"] and sys.stdout.isatty()
-    printer = Printer(verbose=opts["verbose"], stream=stream)
+    printer = Printer(verbose=opts["verbose"], stream=stream, show_thinking=bool(opts.get("show_thinking")))
     try:
         runtime = open_runtime(click_ctx, opts, printer, keepalive="auto")
     except BaseException:

@@ -193,6 +193,22 @@ agent_options = _stack(
         help=f"Anthropic prompt-cache lifetime (default {DEFAULT_TTL}); 1h writes cost {WRITE_MULTIPLIER['1h']:g}x "
         f"instead of {WRITE_MULTIPLIER['5m']:g}x.",
     ),
+    click.option(
+        "--thinking",
+        metavar="off|adaptive|N",
+        help="Extended thinking: off, adaptive, or a budget of N >= 1024 tokens (default: the model's own).",
+    ),
+    click.option(
+        "--thinking-display",
+        type=click.Choice(("summarized", "omitted")),
+        help="Claude's thinking text: summarized, or omitted (still signed, still billed).",
+    ),
+    click.option("--show-thinking", is_flag=True, help="Print the model's thinking whole (dimmed), not folded."),
+    click.option(
+        "--effort",
+        type=click.Choice(("low", "medium", "high", "max")),
+        help="Reasoning effort, where the model has it.",
+    ),
     # workspace and rules
     click.option(
         "--workspace",

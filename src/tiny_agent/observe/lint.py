@@ -33,6 +33,8 @@ from typing import Any, Literal
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, min_cacheable_tokens
 from tiny_agent.providers.prefix import PrefixBlock, block_tokens, breakpoints, ttls_in_order
+from tiny_agent.providers.reasoning_check import RULES as REASONING_RULES
+from tiny_agent.providers.reasoning_check import reasoning_problems
 from tiny_agent.providers.wire import WireFormat, wire_of
 from tiny_agent.providers.wire import detect_wire as _detect
 
@@ -154,12 +156,19 @@ def _legality(body: Mapping[str, Any], wire: WireFormat) -> list[Finding]:
     # The marker count is reported by its own rule, with paths.
     problems = wire.check(body, None)
     offset = wire.conversation_start(body)
+    thinks = any("reasoning_content" in m for m in body.get("messages") or [] if isinstance(m, Mapping))
+    problems = problems + reasoning_problems(wire.name, body, thinks)
     out = []
     for problem in problems:
         found = re.search(r"messages\[(\d+)\]|message (\d+)", problem)
         path = "messages"
         if found:
             path = f"messages[{found.group(1)}]" if found.group(1) else f"messages[{int(found.group(2)) + offset}]"
+        rule = problem.split(":", 1)[0]
+        if rule in REASONING_RULES:  # a thinking rule, by its own id
+            fix = f"send the reasoning back exactly as received: {REASONING_RULES[rule]}"
+            out.append(Finding(rule, "error", path, problem.split(": ", 1)[1], "", fix))
+            continue
         fix = "repair the history: every tool call answered right after it, roles alternating, a user turn last"
         out.append(Finding("illegal-order", "error", path, problem, "", fix))
     return out
@@ -254,6 +263,13 @@ def _changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Findin
         message = f"tools added {added}, removed {removed}: the whole prefix is written again"
         fix = "send the same tools every request; restrict them with tool_choice or allowed tools instead"
         out.append(Finding("tools-changed", "warning", "tools", message, "", fix))
+    thinking = [
+        (body.get("thinking"), body.get("output_config"), body.get("reasoning_effort")) for body in (before, after)
+    ]
+    if thinking[0] != thinking[1]:
+        message = f"the thinking settings changed ({thinking[0]} -> {thinking[1]}): message cache breakpoints miss"
+        fix = "keep one thinking configuration and effort for a conversation (a tool loop is one assistant turn)"
+        out.append(Finding("thinking-changed", "warning", "thinking", message, "", fix))
     a, b = _system_text(before), _system_text(after)
     if a != b:
         at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))

@@ -22,4 +22,6 @@ in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
 - ``retry``: retries and time limits, in one place for every adapter.
 - ``streaming``: a streamed answer, from its first event to the ``ModelResponse``.
 - ``wire``: ``WireFormat`` and the registry of wires (``WIRES``, ``wire_of``, ``detect_wire``).
+- ``reasoning_check``: the reasoning rules of each wire, by wire.
+- ``thinking``: reasoning settings and what each model can do with them, declared (never probed).
 """

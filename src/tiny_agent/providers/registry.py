@@ -77,8 +77,9 @@ PROFILES: Mapping[str, Profile] = {
             base_url_env="OPENAI_BASE_URL",
             keyless_with_base_url=True,
         ),
-        Profile("deepseek", "openai", "https://api.deepseek.com", "DEEPSEEK_API_KEY", "deepseek-chat"),
-        Profile("moonshot", "openai", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY", "kimi-k2-0905-preview"),
+        # Served today (2026-12), thinking on by default; kimi-k2-0905-preview was discontinued in 2026.
+        Profile("deepseek", "openai", "https://api.deepseek.com", "DEEPSEEK_API_KEY", "deepseek-v4-flash"),
+        Profile("moonshot", "openai", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY", "kimi-k2.6"),
     )
 }
 

@@ -4,6 +4,7 @@
 - ``check``: the Messages API's request rules on the exact body.
 - ``reply``: reading a Messages answer, whole or streamed.
 - ``wire``: the wire as a value (``ANTHROPIC``): prefix blocks, breakpoints, check, shape.
+- ``thinking``: extended thinking on the Messages wire.
 """
 
 from __future__ import annotations

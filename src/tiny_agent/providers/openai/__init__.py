@@ -9,4 +9,5 @@
 - ``rules``: the cache rules of models on the wire (OpenAI's own, DeepSeek, Moonshot, other servers).
 - ``token_count``: OpenAI's token counts offline (tiktoken's o200k_base, installed, never downloaded).
 - ``wire``: the wire as a value (``OPENAI``): prefix blocks, breakpoints, check, shape.
+- ``reasoning``: ``reasoning_content`` on Chat Completions (DeepSeek, Kimi).
 """
