@@ -25,6 +25,7 @@ from tiny_agent.cli.options import agent_options
 from tiny_agent.cli.printer import Printer
 from tiny_agent.cli.runtime import Runtime, open_runtime
 from tiny_agent.errors import ConfigError, StoreError, TinyAgentError
+from tiny_agent.text import decode, from_os
 
 __all__ = ["EXIT_CODES", "app", "main"]
 
@@ -214,14 +215,22 @@ def _task(words: tuple[str, ...]) -> str | None:
     task = " ".join(words).strip() if words else None
     piped = _piped_stdin()
     if task == "-":
-        return sys.stdin.read() if piped else ""
+        return _read_stdin() if piped else ""
     if piped:
-        extra = sys.stdin.read()
+        extra = _read_stdin()
         if task is None:
             return extra
         if extra.strip():
             return f"{task}\n\n<stdin>\n{extra.rstrip()}\n</stdin>"
     return task
+
+
+def _read_stdin() -> str:
+    """Piped input as text whatever its encoding (``git diff`` of a Latin-1 repository: see ``text.decode``)."""
+    raw = getattr(sys.stdin, "buffer", None)
+    if raw is None:  # a text stream put in its place (a test, an embedding program)
+        return from_os(sys.stdin.read())
+    return str(decode(raw.read()))
 
 
 def _piped_stdin() -> bool:
@@ -255,7 +264,7 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The console entry point; returns the exit code."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = [from_os(word) for word in (sys.argv[1:] if argv is None else argv)]  # a word that is not UTF-8
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:

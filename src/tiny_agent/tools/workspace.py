@@ -13,12 +13,14 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.guide.file_terms import FileTerms
+from tiny_agent.text import has_surrogates, shown_name
 from tiny_agent.tools.files import read_text, with_note, write_atomic
 from tiny_agent.tools.grammar import Limits, readable_files, schema, walk
 from tiny_agent.tools.guards import Guards, protected_message, secret_message
@@ -98,6 +100,7 @@ class Workspace:
                 f"refused: {_shorten(path)} has a name longer than {NAME_MAX} bytes ({longest} bytes); "
                 "use a shorter name"
             )
+        path = _unescaped(self.root, path)
         try:
             resolved = (self.root / path).resolve()
         except (OSError, RuntimeError) as exc:  # RuntimeError is a symlink loop before Python 3.13
@@ -276,6 +279,15 @@ class Workspace:
         return candidates
 
     def _describe(self, entry: Path) -> str:
+        line = self._described(entry)
+        if has_surrogates(entry.name):
+            shown = shown_name(entry.name)
+            line = (
+                shown + line[len(entry.name) :] + "  (name not UTF-8: its bytes shown as \\x escapes, as tools take it)"
+            )
+        return line
+
+    def _described(self, entry: Path) -> str:
         try:
             real = entry.resolve()
             if not real.is_relative_to(self.root):
@@ -314,6 +326,18 @@ def _os_errors(doing: str) -> Iterator[None]:
         yield
     except OSError as exc:
         raise ToolFailure(f"{doing}: {exc.strerror or exc}") from exc
+
+
+_BYTE_ESCAPE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
+
+
+def _unescaped(root: Path, path: str) -> str:
+    """``path`` with list_dir's ``\\xff`` escapes of a name that is not UTF-8 made bytes again, when
+    the path as written does not exist and the unescaped one does."""
+    if "\\x" not in path or os.path.lexists(root / path):
+        return path
+    raw = _BYTE_ESCAPE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), path)
+    return raw if os.path.lexists(root / raw) else path
 
 
 def _shorten(text: str, limit: int = 120) -> str:
