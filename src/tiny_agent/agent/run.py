@@ -27,7 +27,7 @@ from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, com
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.engine import Context
 from tiny_agent.context.session import Session
-from tiny_agent.errors import ConfigError
+from tiny_agent.errors import ConfigError, TinyAgentError
 from tiny_agent.observe import telemetry as otel
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.cache_rules import min_cacheable_tokens
@@ -244,6 +244,7 @@ def _open(
             config=engine,
             settings=settings.given(),
         )
+        stack.callback(_drop_if_empty, store, session)  # runs after the close below
         stack.callback(session.close)
         context = session.context
         toolset.record(context, resumed=False)
@@ -251,9 +252,14 @@ def _open(
         context = Context(text or DEFAULT_SYSTEM, toolbox.specs, config=engine)
         toolset.record(context, resumed=False)
     notes.extend(toolset.notes)
-    if settings.max_output_chars is None:
-        # One tool result may take about a quarter of a small window (~3 characters a token).
-        workspace.max_output_chars = min(workspace.max_output_chars, context.context_window(provider) * 3 // 4)
+    _check_room(context, provider, settings)
+    # One tool result may take about a quarter of the window (~3 characters a token), whatever was asked.
+    share = context.context_window(provider) * 3 // 4
+    if settings.max_output_chars is not None and settings.max_output_chars > share:
+        notes.append(
+            f"tool results are cut at {share:,} characters, a quarter of the window, not {settings.max_output_chars:,}"
+        )
+    workspace.max_output_chars = min(workspace.max_output_chars, share)
     toolbox.max_output_chars = workspace.max_output_chars  # MCP servers' and Python tools' results too
     agent = Agent(provider, toolbox, config=agent_config, context=context, pins=list(pins), on_event=on_event)
     spans = _telemetry(agent, session, export_spans, env, notes)
@@ -269,6 +275,31 @@ def _open(
         details = {"provider": profile.name, "model": profile.model, "tools": list(toolbox.names)}
         toolset.hooks.session_start("resume" if resumed else "startup", **details)
     return Run(agent, provider, workspace, session, store, notes, hints, stack, spans, toolset, warm)
+
+
+def _check_room(context: Context, provider: Provider, settings: RunSettings) -> None:
+    """The output cap and the compaction threshold against the window, before the first call."""
+    window = context.context_window(provider)
+    if settings.max_tokens is not None and not settings.max_tokens < window:
+        raise ConfigError(
+            f"--max-tokens {settings.max_tokens:,} leaves no room for a request in the {window:,}-token window; "
+            "lower it, or raise --context-window if the model's window is larger"
+        )
+    at = context.config.compact_at
+    if at > window:
+        raise ConfigError(
+            f"--compact-at {at:,.0f} is past the {window:,}-token window, so compaction would never start; "
+            "give a fraction of the window like 0.8, or a smaller token count"
+        )
+
+
+def _drop_if_empty(store: Store, session: Session) -> None:
+    """A session this run created and never used (it failed or stopped before its first model call
+    and took no message) is removed: ``sessions list`` shows no empty sessions."""
+    context = session.context
+    if not context.messages and not context.ledger.calls:
+        with contextlib.suppress(TinyAgentError):
+            store.delete(session.id)
 
 
 def _telemetry(

@@ -40,6 +40,7 @@ EXIT_CODES = {
     "refused": 6,
     "empty": 6,
     "interrupted": 130,
+    "too_large": 2,
 }
 
 EPILOG = """\b
@@ -61,6 +62,7 @@ Exit codes:
   0 done · 1 provider or protocol failure · 2 usage or configuration error (bad flag, key,
   store) · 3 step limit, or the model repeating a failing call · 4 reply cut at the output
   limit · 5 budget spent · 6 no answer (empty reply or refusal) · 130 interrupted
+  (a request too large for the window is never sent: 2)
 """
 
 
@@ -172,6 +174,7 @@ def _header(printer: Printer, runtime: Runtime) -> None:
 def _finish(printer: Printer, runtime: Runtime, result: RunResult, opts: dict[str, Any]) -> int:
     ledger = runtime.context.ledger
     code = EXIT_CODES[result.stop]
+    kept = runtime.session if runtime.session is not None and runtime.context.messages else None  # else removed
     if result.stop == "interrupted" and _TERMINATED:
         code = 128 + signal.SIGTERM
     if isinstance(result.error, ConfigError):
@@ -185,7 +188,7 @@ def _finish(printer: Printer, runtime: Runtime, result: RunResult, opts: dict[st
             "message": result.message,
             "exit_code": code,
             "steps": result.steps,
-            "session": runtime.session.id if runtime.session else None,
+            "session": kept.id if kept else None,
             "tokens": {
                 "input": total.input_tokens,
                 "output": total.output_tokens,
@@ -200,8 +203,8 @@ def _finish(printer: Printer, runtime: Runtime, result: RunResult, opts: dict[st
         printer.answer(result.answer)
     if result.stop != "done":
         printer.line(f"tiny-agent: {result.message}")
-    if runtime.session is not None and not opts["as_json"]:
-        sid = runtime.session.id[:12]
+    if kept is not None and not opts["as_json"]:
+        sid = kept.id[:12]
         if result.stop == "budget" and runtime.agent.budget is not None:
             more = f"{runtime.agent.budget.usd * 2:.2f}"
             printer.line(f'resume with a higher budget: tiny-agent --resume {sid} --budget-usd {more} "continue"')
