@@ -27,6 +27,7 @@ from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, com
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.engine import Context
 from tiny_agent.context.session import Session
+from tiny_agent.context.size_guard import reply_tokens
 from tiny_agent.errors import ConfigError, TinyAgentError
 from tiny_agent.observe import telemetry as otel
 from tiny_agent.providers.base import Provider
@@ -280,9 +281,11 @@ def _open(
 def _check_room(context: Context, provider: Provider, settings: RunSettings) -> None:
     """The output cap and the compaction threshold against the window, before the first call."""
     window = context.context_window(provider)
-    if settings.max_tokens is not None and not settings.max_tokens < window:
+    reply = reply_tokens(provider.render(context.prompt()))
+    if not reply < window:
+        given = "" if settings.max_tokens is not None else " (the default)"
         raise ConfigError(
-            f"--max-tokens {settings.max_tokens:,} leaves no room for a request in the {window:,}-token window; "
+            f"--max-tokens {reply:,}{given} leaves no room for a request in the {window:,}-token window; "
             "lower it, or raise --context-window if the model's window is larger"
         )
     at = context.config.compact_at

@@ -206,7 +206,7 @@ def _finish(printer: Printer, runtime: Runtime, result: RunResult, opts: dict[st
     if kept is not None and not opts["as_json"]:
         sid = kept.id[:12]
         if result.stop == "budget" and runtime.agent.budget is not None:
-            more = f"{runtime.agent.budget.usd * 2:.2f}"
+            more = f"{runtime.agent.budget.suggested(runtime.context):.2f}"  # what the next call needs
             printer.line(f'resume with a higher budget: tiny-agent --resume {sid} --budget-usd {more} "continue"')
         else:
             printer.info(f'session {sid} · continue with: tiny-agent --resume {sid} "..."')
@@ -276,25 +276,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(done.exit_code)
     except click.UsageError as exc:
         hint = f" (see: {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
-        print(f"tiny-agent: {exc.format_message()}{hint}", file=sys.stderr)
-        return 2
+        return _failed(args, f"{exc.format_message()}{hint}", 2)
     except click.ClickException as exc:
-        print(f"tiny-agent: {exc.format_message()}", file=sys.stderr)
-        return exc.exit_code
+        return _failed(args, exc.format_message(), exc.exit_code)
     except _Terminated:
-        print("tiny-agent: terminated", file=sys.stderr)
-        return 128 + signal.SIGTERM
+        return _failed(args, "terminated", 128 + signal.SIGTERM)
     except (KeyboardInterrupt, click.exceptions.Abort):
-        print("tiny-agent: interrupted", file=sys.stderr)
-        return 130
+        return _failed(args, "interrupted", 130)
     except TinyAgentError as exc:
         from tiny_agent.redaction import redact
 
-        print(f"tiny-agent: {redact(str(exc))}", file=sys.stderr)
-        return 2 if isinstance(exc, ConfigError | StoreError) else 1
+        return _failed(args, redact(str(exc)), 2 if isinstance(exc, ConfigError | StoreError) else 1)
     finally:
         signal.signal(signal.SIGTERM, previous)
     return int(result or 0)
+
+
+def _failed(args: Sequence[str], line: str, code: int) -> int:
+    """The one line on stderr; with ``--json``, the result object on stdout too (a script reads one
+    object whatever happened)."""
+    print(f"tiny-agent: {line}", file=sys.stderr)
+    words = list(args[: args.index("--")] if "--" in args else args)
+    if "--json" in words:
+        payload = {"answer": "", "stop": "error", "message": line, "exit_code": code, "steps": 0, "session": None}
+        print(json.dumps({**payload, "cost_usd": None, "calls": 0}, ensure_ascii=False))
+    return code
 
 
 def _register_commands() -> None:
