@@ -386,10 +386,11 @@ def test_list_dir_is_cut(root: Path) -> None:
 
 def test_tool_schemas_are_strict(ws: Workspace) -> None:
     tools = ws.tools()
-    assert [t.name for t in tools] == ["read_file", "write_file", "list_dir"]
+    assert [t.name for t in tools] == ["read_file", "write_file", "list_dir", "edit_file", "search"]
     for tool in tools:
         assert tool.input_schema["type"] == "object"
         assert tool.input_schema["additionalProperties"] is False
+    for tool in tools[:3]:
         assert "relative to the workspace" in tool.description
     assert tools[0].input_schema["required"] == ["path"]
     assert tools[1].input_schema["required"] == ["path", "content"]

@@ -38,7 +38,8 @@ from tiny_agent.providers.registry import LOCAL, resolve_provider
 from tiny_agent.store.base import Store
 from tiny_agent.tools.hooks import Hook
 from tiny_agent.tools.mcp.tools import McpServer
-from tiny_agent.tools.toolbox import Tool
+from tiny_agent.tools.shell import shell_mode, shell_tool
+from tiny_agent.tools.toolbox import Tool, ToolFailure
 from tiny_agent.tools.toolset import Toolset
 from tiny_agent.tools.workspace import Workspace
 
@@ -103,6 +104,7 @@ class Run:
         mcp: Sequence[McpServer] = (),
         hooks: Sequence[Hook] = (),
         report: Callable[[str], None] | None = None,
+        approve: Callable[[str], bool] | None = None,
     ) -> Run:
         """Open a run on a new session, or on one to go on with (``resume``: an id or a unique prefix;
         ``continue_latest``: the newest session of the workspace). ``store`` None keeps nothing on disk.
@@ -116,7 +118,8 @@ class Run:
         while a chat waits for its user) when the prices say it pays (``context.keepalive``).
         ``tools`` (Python tools, ``tiny_agent.tool``) come after the workspace's, then the tools of the
         ``mcp`` servers (started now, stopped on close). ``hooks`` run at the run's events; ``report``
-        gets a line for each hook that fails (default: a logged warning).
+        gets a line for each hook that fails (default: a logged warning), and each shell command before
+        it runs; ``approve`` asks the user about a shell command (``allow_shell="ask"``; None: refused).
         """
         stack = contextlib.ExitStack()
         try:
@@ -137,7 +140,7 @@ class Run:
                 otel,
                 env,
                 keepalive,
-                (tuple(tools), tuple(mcp), tuple(hooks), report),
+                (tuple(tools), tuple(mcp), tuple(hooks), report, approve),
             )
         except BaseException:
             stack.close()
@@ -187,7 +190,13 @@ def _open(
     export_spans: bool,
     env: Mapping[str, str],
     keep_warm: bool,
-    extensions: tuple[tuple[Tool, ...], tuple[McpServer, ...], tuple[Hook, ...], Callable[[str], None] | None],
+    extensions: tuple[
+        tuple[Tool, ...],
+        tuple[McpServer, ...],
+        tuple[Hook, ...],
+        Callable[[str], None] | None,
+        Callable[[str], bool] | None,
+    ],
 ) -> Run:
     here = str(Path(given.workspace or ".").resolve())
     notes: list[str] = []
@@ -213,8 +222,9 @@ def _open(
     engine = _config(config, session)
     min_cacheable_tokens(settings.model or "", "anthropic")  # TINY_AGENT_CACHE_MIN_TOKENS, before a server starts
     provider = _provider(settings, provider_options, env)  # a missing key is found here, before any server starts
-    tools, mcp, hooks, report = extensions
-    toolset = Toolset.open(stack, workspace.tools(), tools, mcp, hooks, cwd=str(workspace.root), report=report)
+    tools, mcp, hooks, report, approve = extensions
+    builtin = [*workspace.tools(), *_shell(settings, workspace, approve, report)]
+    toolset = Toolset.open(stack, builtin, tools, mcp, hooks, cwd=str(workspace.root), report=report)
     if isinstance(provider, LocalProvider):
         stack.enter_context(provider)  # the local model's server: after the MCP servers, which start faster
     profile = provider.profile
@@ -276,6 +286,24 @@ def _open(
         details = {"provider": profile.name, "model": profile.model, "tools": list(toolbox.names)}
         toolset.hooks.session_start("resume" if resumed else "startup", **details)
     return Run(agent, provider, workspace, session, store, notes, hints, stack, spans, toolset, warm)
+
+
+def _shell(
+    settings: RunSettings,
+    workspace: Workspace,
+    approve: Callable[[str], bool] | None,
+    report: Callable[[str], None] | None,
+) -> list[Tool]:
+    """The shell tool when the settings turn it on (``tools.shell``)."""
+    try:
+        mode = shell_mode(settings.allow_shell)
+    except ToolFailure as exc:
+        raise ConfigError(str(exc)) from None
+    if mode == "off":
+        return []
+    return [
+        shell_tool(workspace.root, mode=mode, approve=approve, announce=report, max_chars=workspace.max_output_chars)
+    ]
 
 
 def _check_room(context: Context, provider: Provider, settings: RunSettings) -> None:

@@ -18,6 +18,9 @@ this turn's workspace grammar (``Prompt.tool_grammar``: existing files for ``rea
   only what was gathered for it (``quotes``: the whole result when the request asks to see a file,
   else the lines that hold its words), unless the request refers back ("and the host?").
 - A read that already succeeded for this request is not offered again; after two looks it answers.
+- The tools the benchmarks do not measure yet (``UNGUIDED``: edit_file, search, shell) are not on
+  offer: they stay in the prompt, so the grammar and the cached prefix hold, but a 135M model that
+  picks them where a read would do answers worse, and nobody has measured by how much.
 
 All of it is decoding-side: the prompt text, and so the server's cached prefix, is the same.
 """
@@ -35,10 +38,12 @@ from tiny_agent.guide.request_kind import Request, read_request, subject
 from tiny_agent.guide.write_request import asks_for_a_write, content_in_request, named_paths, write_targets
 from tiny_agent.types import Message, Prompt, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
-__all__ = ["WRITE_TOOLS", "Guide", "asks_for_a_write", "guide", "named_paths"]
+__all__ = ["UNGUIDED", "WRITE_TOOLS", "Guide", "asks_for_a_write", "guide", "named_paths"]
 
 WRITE_TOOLS = frozenset({"write_file"})
 """Tools that change the workspace: offered only to a request that asks for a write."""
+UNGUIDED = frozenset({"edit_file", "search", "shell"})
+"""Tools the guide does not offer (see the module doc)."""
 ROOT_WORDS = frozenset({"workspace"})
 """Words that name the root folder ``.``: the system prompt calls it "the workspace"."""
 MAX_CALLS = 2
@@ -85,7 +90,9 @@ def guide(
     """The allowed replies for ``prompt``; each flag turns one narrowing on (see the module doc):
     ``match_words`` the paths a word names or a file holds, ``own_request`` answers from what this
     request gathered, ``phrasing`` what its wording asks (a chat, a whole file, a folder)."""
-    schemas = {t.name: dict(prompt.tool_grammar.get(t.name, t.input_schema)) for t in prompt.tools}
+    schemas = {
+        t.name: dict(prompt.tool_grammar.get(t.name, t.input_schema)) for t in prompt.tools if t.name not in UNGUIDED
+    }
     request_at = _request_index(prompt.messages)
     text = _text(prompt.messages[request_at]) if request_at is not None else ""
     request = read_request(text)

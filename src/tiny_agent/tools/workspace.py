@@ -1,4 +1,5 @@
-"""The file tools (read_file, write_file, list_dir), confined to one workspace directory.
+"""The file tools (read_file, write_file, list_dir, and edit_file and search from their own modules),
+confined to one workspace directory.
 
 Every path is checked on its fully resolved location (symlinks followed, dangling ones too), so no
 ``..``, absolute path or symlink reaches outside the root. What is refused inside it (``--protect``)
@@ -21,9 +22,11 @@ from typing import Any
 from tiny_agent.errors import ConfigError
 from tiny_agent.guide.file_terms import FileTerms
 from tiny_agent.text import has_surrogates, shown_name
+from tiny_agent.tools.edit import edit_tool
 from tiny_agent.tools.files import read_text, with_note, write_atomic
 from tiny_agent.tools.grammar import Limits, readable_files, schema, walk
 from tiny_agent.tools.guards import Guards, protected_message, secret_message
+from tiny_agent.tools.search import search_tool
 from tiny_agent.tools.toolbox import Tool, ToolFailure
 
 __all__ = ["MAX_OUTPUT_CHARS", "Workspace"]
@@ -204,7 +207,8 @@ class Workspace:
         )
 
     def tools(self, *, grammar: bool = True) -> list[Tool]:
-        """The three file tools, bound to this workspace. With ``grammar``, each offers this turn's
+        """The file tools (read_file, write_file, list_dir, edit_file, search), bound to this workspace.
+        With ``grammar``, each of the first three offers this turn's
         real paths as a decoding grammar (see ``Tool.grammar`` and ``agent.grammar``)."""
         path = _prop("string", "File path, relative to the workspace.", minLength=1)
         protected = f" Protected paths are refused: {', '.join(self.protect)}." if self.protect else ""
@@ -246,6 +250,8 @@ class Workspace:
                 lambda a: self.list_dir(a.get("path") or "."),
                 (lambda: self.grammar("list_dir")) if grammar else None,
             ),
+            edit_tool(self),
+            search_tool(self),
         ]
 
     def paths(self, limits: Limits | None = None) -> tuple[list[str], list[str]] | None:
@@ -268,6 +274,10 @@ class Workspace:
 
     def _relative(self, resolved: Path) -> PurePosixPath:
         return PurePosixPath(resolved.relative_to(self.root).as_posix())
+
+    def candidates(self, path: str, resolved: Path) -> list[PurePosixPath]:
+        """What the guards judge for ``path`` (see ``_candidates``)."""
+        return self._candidates(path, resolved)
 
     def _candidates(self, path: str, resolved: Path) -> list[PurePosixPath]:
         """``path`` as resolved and as written (normalised): a rule matching either applies, so
