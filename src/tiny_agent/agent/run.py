@@ -407,6 +407,7 @@ def _workspace(settings: RunSettings) -> Workspace:
         allow_read=settings.allow_read,
         default_protect=settings.default_protect is not False,
         max_output_chars=settings.max_output_chars or DEFAULT_MAX_OUTPUT_CHARS,
+        code_tools=settings.code_tools is not False,
     )
 
 

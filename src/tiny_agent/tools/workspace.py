@@ -57,6 +57,7 @@ class Workspace:
         allow_read: Sequence[str] = (),
         max_output_chars: int = MAX_OUTPUT_CHARS,
         grammar_limits: Limits | None = None,
+        code_tools: bool = True,
     ) -> None:
         resolved = Path(root).resolve()
         if not resolved.is_dir():
@@ -75,6 +76,8 @@ class Workspace:
         self.default_protect = default_protect
         self.allow_read = (allow_read,) if isinstance(allow_read, str) else tuple(allow_read)
         self.max_output_chars = max_output_chars
+        self.code_tools = code_tools
+        """Whether ``tools`` offers edit_file and search beside the three file tools."""
         self.grammar_limits = grammar_limits or Limits()
         """Beyond these (entries walked, enum size) a tool's grammar is None: a free ``path`` string."""
         self.guards = Guards(
@@ -250,8 +253,7 @@ class Workspace:
                 lambda a: self.list_dir(a.get("path") or "."),
                 (lambda: self.grammar("list_dir")) if grammar else None,
             ),
-            edit_tool(self),
-            search_tool(self),
+            *((edit_tool(self), search_tool(self)) if self.code_tools else ()),
         ]
 
     def paths(self, limits: Limits | None = None) -> tuple[list[str], list[str]] | None:
