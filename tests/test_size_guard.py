@@ -5,6 +5,7 @@ and the compaction threshold; and the budget hint names a budget the next call f
 from __future__ import annotations
 
 import json
+import shlex
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -30,7 +31,9 @@ TASKS = [
     Task("review", [], "Reviewed."),
     Task("read them all at once", [[("read_file", {"path": f"big{i}.txt"}) for i in range(PARALLEL)]], "Read."),
     Task("dump the table", [[("dump", {})]], "Dumped."),
+    Task("write the plan", [[("write_file", {"path": "plan.txt", "content": "x"})]], "Tried."),
 ]
+LOUD_REFUSAL = "import sys; sys.stdin.read(); sys.stderr.write('no! ' * 500_000); sys.exit(2)"
 
 
 @pytest.fixture
@@ -103,6 +106,16 @@ def test_a_huge_python_tool_result_is_cut_to_its_share_of_the_window(fake: Billi
     bills = fake.bills("py")
     assert len(bills) == 2 and all(bill.call.input_tokens < 8_000 for bill in bills)
     assert "[cut: dump returned 17,000,000 characters" in json.dumps(bills[-1].body)
+
+
+def test_a_hook_refusal_is_cut_like_any_tool_result(cli: Cli, fake: BillingFake) -> None:
+    """The refusal a PreToolUse hook gives goes to the model without running the tool: bounded too."""
+    hook = f"PreToolUse={shlex.join([sys.executable, '-c', LOUD_REFUSAL])}"
+    ran = cli("--json", "--context-window", "8000", "--max-tokens", "256", "--hook", hook, "write the plan")
+    assert json.loads(ran.out)["stop"] == "done"
+    bills = fake.bills("r")
+    assert all(bill.call.input_tokens < 8000 for bill in bills)
+    assert "more than a tool result may take in this window (6,000)" in json.dumps(bills[-1].body)
 
 
 @pytest.mark.parametrize(

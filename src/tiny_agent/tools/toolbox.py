@@ -139,7 +139,10 @@ class Toolbox:
 
     def run(self, call: ToolUseBlock) -> ToolResultBlock:
         """Run one tool call. Never raises for anything the model sent or a tool did wrong."""
-        result = self._run(call)
+        return self.bounded(call, self._run(call))
+
+    def bounded(self, call: ToolUseBlock, result: ToolResultBlock) -> ToolResultBlock:
+        """``result`` as it may enter the window: valid text, cut past ``max_output_chars``."""
         if has_surrogates(result.content):  # a tool's bytes that were not UTF-8: storable, sendable
             result = ToolResultBlock(call.id, scrub(result.content), is_error=result.is_error)
         limit = self.max_output_chars
