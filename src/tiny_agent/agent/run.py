@@ -199,6 +199,7 @@ def _open(
     ],
 ) -> Run:
     here = str(Path(given.workspace or ".").resolve())
+    opened: list[bool] = []
     notes: list[str] = []
     hints: list[str] = []
     session = _session(store, resume, continue_latest, force, here, notes) if store is not None else None
@@ -255,7 +256,7 @@ def _open(
             config=engine,
             settings=settings.given(),
         )
-        stack.callback(_drop_if_empty, store, session)  # runs after the close below
+        stack.callback(_drop_if_empty, store, session, opened)  # runs after the close below
         stack.callback(session.close)
         context = session.context
         toolset.record(context, resumed=False)
@@ -285,6 +286,7 @@ def _open(
         toolset.hooks.session_id = session.id if session is not None else ""
         details = {"provider": profile.name, "model": profile.model, "tools": list(toolbox.names)}
         toolset.hooks.session_start("resume" if resumed else "startup", **details)
+    opened.append(True)  # from here on, only a run that stops before its first call drops the session
     return Run(agent, provider, workspace, session, store, notes, hints, stack, spans, toolset, warm)
 
 
@@ -324,11 +326,13 @@ def _check_room(context: Context, provider: Provider, settings: RunSettings) -> 
         )
 
 
-def _drop_if_empty(store: Store, session: Session) -> None:
-    """A session this run created and never used (it failed or stopped before its first model call
-    and took no message) is removed: ``sessions list`` shows no empty sessions."""
+def _drop_if_empty(store: Store, session: Session, opened: list[bool]) -> None:
+    """A session this run created that holds nothing is removed: the run failed to open, or a run
+    stopped before its first model call without taking a message (a task too large to send).
+    ``sessions list`` shows no empty sessions; one opened and closed unused is kept."""
     context = session.context
-    if not context.messages and not context.ledger.calls:
+    stopped = any(e.kind == "stop" for e in context.entries)
+    if not context.messages and not context.ledger.calls and (not opened or stopped):
         with contextlib.suppress(TinyAgentError):
             store.delete(session.id)
 

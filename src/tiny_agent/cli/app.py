@@ -293,11 +293,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _failed(args: Sequence[str], line: str, code: int) -> int:
-    """The one line on stderr; with ``--json``, the result object on stdout too (a script reads one
-    object whatever happened)."""
+    """The one line on stderr; with ``run --json``, the result object on stdout too (a script reads
+    one object whatever happened)."""
     print(f"tiny-agent: {line}", file=sys.stderr)
     words = list(args[: args.index("--")] if "--" in args else args)
-    if "--json" in words:
+    other = any(word in app.commands and word != "run" for word in words)  # sessions show --json: its own
+    if "--json" in words and not other:
         payload = {"answer": "", "stop": "error", "message": line, "exit_code": code, "steps": 0, "session": None}
         print(json.dumps({**payload, "cost_usd": None, "calls": 0}, ensure_ascii=False))
     return code

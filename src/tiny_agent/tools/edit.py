@@ -14,15 +14,12 @@ import contextlib
 import difflib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tiny_agent.text import decode
 from tiny_agent.tools.files import BINARY_SNIFF, bom_encoding, looks_binary, with_note, write_atomic
-from tiny_agent.tools.guards import protected_message, secret_message
+from tiny_agent.tools.guards import Confined, protected_message, secret_message
 from tiny_agent.tools.toolbox import Tool, ToolFailure
-
-if TYPE_CHECKING:
-    from tiny_agent.tools.workspace import Workspace
 
 __all__ = ["MAX_EDIT_BYTES", "edit_file", "edit_tool"]
 
@@ -32,7 +29,7 @@ _LINES_SHOWN = 20
 """At most this many line numbers in a refusal of a string that occurs more than once."""
 
 
-def edit_file(ws: Workspace, path: str, old: str, new: str, *, replace_all: bool = False) -> str:
+def edit_file(ws: Confined, path: str, old: str, new: str, *, replace_all: bool = False) -> str:
     """Replace ``old`` by ``new`` in ``path``; the result says what changed, as a diff."""
     target = ws.resolve(path)
     candidates = ws.candidates(path, target)
@@ -89,7 +86,7 @@ def edit_file(ws: Workspace, path: str, old: str, new: str, *, replace_all: bool
     return f"{what}\n{diff}"
 
 
-def edit_tool(ws: Workspace) -> Tool:
+def edit_tool(ws: Confined) -> Tool:
     string = {"type": "string"}
     schema: dict[str, Any] = {
         "type": "object",

@@ -16,17 +16,15 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pathspec
 
 from tiny_agent.text import decode, has_surrogates, shown_name
 from tiny_agent.tools.files import BINARY_SNIFF, looks_binary, with_note
 from tiny_agent.tools.grammar import SKIPPED_FOLDERS
+from tiny_agent.tools.guards import Confined
 from tiny_agent.tools.toolbox import Tool, ToolFailure
-
-if TYPE_CHECKING:
-    from tiny_agent.tools.workspace import Workspace
 
 __all__ = ["MAX_FILE_BYTES", "MAX_LINE_CHARS", "MAX_MATCHES", "search", "search_tool"]
 
@@ -45,7 +43,7 @@ class _Found:
     skipped: int = 0
 
 
-def search(ws: Workspace, pattern: str | None, glob: str | None = None, path: str = ".") -> str:
+def search(ws: Confined, pattern: str | None, glob: str | None = None, path: str = ".") -> str:
     """See the module doc; the answer is text for the model, with a note when something was left out."""
     if not pattern and not glob:
         raise ToolFailure("give a pattern (a regular expression) to search file contents, or a glob to find files")
@@ -81,7 +79,7 @@ def search(ws: Workspace, pattern: str | None, glob: str | None = None, path: st
     return with_note(out, f"[{'; '.join(notes)}]") if notes else out
 
 
-def search_tool(ws: Workspace) -> Tool:
+def search_tool(ws: Confined) -> Tool:
     schema: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -109,7 +107,7 @@ def _add(found: _Found, line: str) -> None:
         found.more += 1
 
 
-def _grep(ws: Workspace, found: _Found, regex: re.Pattern[str], rel: str, full: Path) -> None:
+def _grep(ws: Confined, found: _Found, regex: re.Pattern[str], rel: str, full: Path) -> None:
     if ws.guards.secret([PurePosixPath(rel)]) is not None:
         found.skipped += 1
         return
@@ -131,7 +129,7 @@ def _grep(ws: Workspace, found: _Found, regex: re.Pattern[str], rel: str, full: 
             _add(found, f"{shown}:{number}:{text}")
 
 
-def _files(ws: Workspace, base: Path) -> Iterator[tuple[str, Path]]:
+def _files(ws: Confined, base: Path) -> Iterator[tuple[str, Path]]:
     """(relative POSIX path, full path) of each file under ``base``, sorted, ignored ones left out."""
     root = ws.root
     if base.is_file():
