@@ -55,6 +55,7 @@ def edit_file(ws: Confined, path: str, old: str, new: str, *, replace_all: bool 
         raise ToolFailure(
             f"old_string was not found in {path}; it must match exactly, whitespace and indentation included "
             "(read_file shows the text as it is)"
+            + ("; some of its lines end in CRLF and some in LF" if "\r\n" in body else "")
         )
     if count > 1 and not replace_all:
         lines = _lines_of(body, old)

@@ -135,10 +135,11 @@ def _run(command: str, root: Path, timeout: float, max_chars: int, env: dict[str
         try:
             code: int | None = process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            _kill(process)
             code = None
+        except BaseException:  # Ctrl-C: its own session keeps the terminal's signal from it, so stop it here
+            _kill(process)
+            raise
         size = out.tell()
         out.seek(0)
         head = out.read(max_chars * 4)
@@ -148,3 +149,9 @@ def _run(command: str, root: Path, timeout: float, max_chars: int, env: dict[str
         shown = with_note(shown, f"[... cut: the output had {size:,} bytes; {max_chars:,} characters are shown]")
     status = f"timed out after {timeout:g} s (killed)" if code is None else f"exit code {code}"
     return f"[{status}]\n{shown}" if shown else f"[{status}, no output]"
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
