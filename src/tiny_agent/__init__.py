@@ -7,6 +7,25 @@ Typical use, the same call the CLI makes:
     with Run.open(open_store(), settings=RunSettings(workspace="."), pins=["never edit dev.mjs"]) as run:
         result = run.run("read README.md and tell me what it is about")  # the provider: from the environment
         print(result.answer, run.context.ledger.total)
+
+The package's rooms (imports only go down; see docs/ARCHITECTURE.md):
+
+- ``__main__``: ``python -m tiny_agent`` runs the CLI.
+- ``_moved``: old import paths, kept for one release, each naming the module that now holds it.
+- ``agent``: the loop and a run's assembly (``Run.open``, ``RunSettings``).
+- ``cli``: the ``tiny-agent`` command: parsing and printing, and the config file's reading.
+- ``context``: the context engine: the log, the window, rendering, token accounting, compaction.
+- ``errors``: the one exception tree of tiny-agent.
+- ``guide``: the embedded model's guidance (the JSON guide, phrasing heuristics, file terms).
+- ``observe``: looking at runs and stored sessions: per-call lines, history, stats, plots, telemetry, lint.
+- ``providers``: model APIs: the shared contract and one subpackage per wire.
+- ``redaction``: secrets never shown: the process-wide list of secret values and the function that hides them.
+- ``store``: where sessions are kept: SQLite on one host, PostgreSQL for several.
+- ``testing``: fakes for tests and examples: a scripted provider, a billing fake on loopback.
+- ``text``: bytes that may not be UTF-8 made into text by one small rule (stdin, argv, files, names).
+- ``tools``: tool sources: the workspace's file tools, Python functions, MCP servers, hooks.
+- ``types``: plain value types shared by every layer: content blocks, messages, usage, tools, prompts.
+- ``whatif``: replay: what another policy would have cost, from a stored log, sending nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +41,7 @@ if TYPE_CHECKING:
     from tiny_agent.agent.loop import Agent, AgentConfig, RunResult
     from tiny_agent.agent.run import Run
     from tiny_agent.agent.settings import RunSettings
+    from tiny_agent.agent.spec import RunSpec
     from tiny_agent.cli.config_file import load_config
     from tiny_agent.context.engine import Context, ContextConfig
     from tiny_agent.context.legality import check_anthropic_body, check_messages, check_openai_body, repair
@@ -62,6 +82,7 @@ _HOME = {
     "tiny_agent.observe.call_lines": ("format_event", "format_totals"),
     "tiny_agent.agent.run": ("Run",),
     "tiny_agent.agent.settings": ("RunSettings",),
+    "tiny_agent.agent.spec": ("RunSpec",),
     "tiny_agent.tools.toolbox": ("Tool", "ToolFailure", "Toolbox"),
     "tiny_agent.tools.workspace": ("Workspace",),
     "tiny_agent.context.shrink.compaction": ("Compaction",),
@@ -129,6 +150,7 @@ __all__ = [
     "Run",
     "RunResult",
     "RunSettings",
+    "RunSpec",
     "TextBlock",
     "TinyAgentError",
     "TokenLedger",

@@ -18,7 +18,7 @@ import codecs
 import os
 import re
 
-__all__ = ["Decoded", "decode", "from_os", "has_surrogates", "scrub", "shown_name"]
+__all__ = ["Decoded", "decode", "from_os", "has_surrogates", "scrub", "shown_name", "unescape_bytes"]
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -84,3 +84,12 @@ def shown_name(name: str) -> str:
     if not has_surrogates(name):
         return name
     return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+_BYTE_ESCAPE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
+
+
+def unescape_bytes(name: str) -> str:
+    """``shown_name`` undone: each ``\\xNN`` escape of a byte past ASCII made that byte again (as an
+    escaped surrogate, the way Python holds a file name that is not UTF-8)."""
+    return _BYTE_ESCAPE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), name) if "\\x" in name else name

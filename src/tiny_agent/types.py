@@ -39,8 +39,9 @@ __all__ = [
 ]
 
 Role = Literal["user", "assistant"]
-Wire = Literal["anthropic", "openai"]
-"""A wire format: Anthropic Messages, or OpenAI Chat Completions."""
+Wire = str
+"""A wire format's name ("anthropic": Anthropic Messages, "openai": OpenAI Chat Completions, ...): a key
+of ``providers.wire.WIRES``, where each wire's object says what differs by wire."""
 
 INVALID_JSON_KEY = "__invalid_json__"
 """Key of a tool call's input when the model's arguments were not a JSON object; holds the raw text,

@@ -9,9 +9,7 @@ A user's mistake is one line that says what to fix (exit 2), never a traceback.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import stat
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -24,8 +22,9 @@ from tiny_agent.agent.loop import RunResult
 from tiny_agent.cli.options import agent_options
 from tiny_agent.cli.printer import Printer
 from tiny_agent.cli.runtime import Runtime, open_runtime
+from tiny_agent.cli.task_input import piped_task, stdin_is_terminal
 from tiny_agent.errors import ConfigError, StoreError, TinyAgentError
-from tiny_agent.text import decode, from_os
+from tiny_agent.text import from_os
 
 __all__ = ["EXIT_CODES", "app", "main"]
 
@@ -132,9 +131,9 @@ app: click.Group = click.group(
 def run_command(ctx: click.Context, /, task: tuple[str, ...], **opts: Any) -> int:
     """Run TASK in the workspace until the model answers. TASK "-" (or none, with input piped in)
     reads the task from stdin; with both, the piped text is added below the task as context."""
-    text = _task(task)
+    text = piped_task(task)
     if text is None:
-        if _stdin_is_terminal() and not opts["as_json"]:
+        if stdin_is_terminal() and not opts["as_json"]:
             from tiny_agent.cli.chat import chat_loop
 
             return chat_loop(ctx, opts)
@@ -211,46 +210,6 @@ def _finish(printer: Printer, runtime: Runtime, result: RunResult, opts: dict[st
         else:
             printer.info(f'session {sid} · continue with: tiny-agent --resume {sid} "..."')
     return code
-
-
-def _task(words: tuple[str, ...]) -> str | None:
-    """The task from the arguments, stdin, or both; None when there is none at all."""
-    task = " ".join(words).strip() if words else None
-    piped = _piped_stdin()
-    if task == "-":
-        return _read_stdin() if piped else ""
-    if piped:
-        extra = _read_stdin()
-        if task is None:
-            return extra
-        if extra.strip():
-            return f"{task}\n\n<stdin>\n{extra.rstrip()}\n</stdin>"
-    return task
-
-
-def _read_stdin() -> str:
-    """Piped input as text whatever its encoding (``git diff`` of a Latin-1 repository: see ``text.decode``)."""
-    raw = getattr(sys.stdin, "buffer", None)
-    if raw is None:  # a text stream put in its place (a test, an embedding program)
-        return from_os(sys.stdin.read())
-    return str(decode(raw.read()))
-
-
-def _piped_stdin() -> bool:
-    """True for a pipe or a redirected file; never for a terminal, /dev/null or a closed stdin,
-    so a script that starts tiny-agent without input does not hang waiting for it."""
-    try:
-        mode = os.fstat(sys.stdin.fileno()).st_mode
-    except (AttributeError, OSError, ValueError):
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
-
-
-def _stdin_is_terminal() -> bool:
-    try:
-        return sys.stdin.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 class _Terminated(KeyboardInterrupt):

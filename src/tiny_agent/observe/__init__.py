@@ -2,6 +2,18 @@
 
 Reads the store's call index (``Store.call_totals``) and ranks with the context engine: it imports
 only context, providers, store and types. matplotlib is imported only by ``observe.plot``.
+
+- ``call_lines``: one line per event: what each turn cost, what each tool did, what a compaction saved.
+- ``causes``: a miss cause's category, and where a session's system prompt changed.
+- ``export``: a session out of the store: JSON lines, or the request body of either wire.
+- ``figures``: the figures of a look back, as values: one ``Figures`` per session, per group and in all.
+- ``history``: a stored session read back for a person: turns, tool runs, per-call lines, compactions.
+- ``inspect``: what the next request holds, layer by layer (the answer behind ``/context``).
+- ``lint``: what will cost money or fail in a request body, found before anything is spent.
+- ``plot``: pictures of a look back, drawn on matplotlib's Agg canvas.
+- ``report``: the look back as lines for a person: totals, misses by cause, layers, a table per group.
+- ``stats``: ``stats``: what stored sessions cost, what the cache read, which prefix layers moved.
+- ``telemetry``: OpenTelemetry spans for a run, its model calls and its tool calls.
 """
 
 from tiny_agent.observe.figures import Figures, LayerFigures, MissCause

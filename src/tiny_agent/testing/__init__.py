@@ -4,6 +4,12 @@
 127.0.0.1 that both adapters reach through their real SDKs: it plays a scripted task (``ScriptedTask``)
 and bills every request the way the provider's cache does (``providers.cache_sim``), so what a
 session records can be checked against what a faithful server billed.
+
+- ``billing``: ``BillingFake``: a model API on 127.0.0.1 that bills like the provider, through the real SDKs.
+- ``contents``: file contents unlike repeated English lines: JSON, code, prose and other scripts.
+- ``estimates``: the after-compaction size runs shared by a test, an integration test and a benchmark.
+- ``scripted``: ``ScriptedProvider``: replies come from a list, requests are kept.
+- ``tasks``: ``ScriptedTask``: a scripted model that reads the request as a model would, on either wire.
 """
 
 from tiny_agent.testing.billing import Bill, BillingFake

@@ -32,22 +32,8 @@ _LINES_SHOWN = 20
 def edit_file(ws: Confined, path: str, old: str, new: str, *, replace_all: bool = False) -> str:
     """Replace ``old`` by ``new`` in ``path``; the result says what changed, as a diff."""
     target = ws.resolve(path)
-    candidates = ws.candidates(path, target)
-    refusal = ws.guards.protected(candidates)
-    if refusal is not None:
-        raise ToolFailure(protected_message(path, refusal))
-    secret = ws.guards.secret(candidates)
-    if secret is not None:
-        raise ToolFailure(secret_message(path, secret))
-    if not old:
-        raise ToolFailure("refused: old_string is empty; to create a file or replace it whole, use write_file")
-    if old == new:
-        raise ToolFailure("refused: old_string and new_string are the same; nothing would change")
-    data = _read(target, path)
-    text = decode(data)
-    encoding = text.encoding
-    crlf = "\r\n" in text and text.count("\n") == text.count("\r\n")
-    body = str(text).replace("\r\n", "\n") if crlf else str(text)
+    _check_allowed(ws, path, target, old, new)
+    body, encoding, crlf = _text_of(_read(target, path))
     if crlf:
         old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
     count = body.count(old)
@@ -75,16 +61,39 @@ def edit_file(ws: Confined, path: str, old: str, new: str, *, replace_all: bool 
         ) from None
     with _os_errors(f"cannot write {path}"):
         write_atomic(target, encoded)
-    diff = "".join(difflib.unified_diff(body.splitlines(True), changed.splitlines(True), f"a/{path}", f"b/{path}", n=2))
-    kept = [] if encoding == "utf-8" else [encoding]
-    kept += ["CRLF line endings"] if crlf else []
+    kept = ([] if encoding == "utf-8" else [encoding]) + (["CRLF line endings"] if crlf else [])
     what = f"edited {path}: {count if replace_all else 1} replacement(s)" + (
         f" (kept {', '.join(kept)})" if kept else ""
     )
-    limit = ws.max_output_chars
+    return f"{what}\n{_diff(path, body, changed, ws.max_output_chars)}"
+
+
+def _check_allowed(ws: Confined, path: str, target: Path, old: str, new: str) -> None:
+    candidates = ws.candidates(path, target)
+    refusal = ws.guards.protected(candidates)
+    if refusal is not None:
+        raise ToolFailure(protected_message(path, refusal))
+    secret = ws.guards.secret(candidates)
+    if secret is not None:
+        raise ToolFailure(secret_message(path, secret))
+    if not old:
+        raise ToolFailure("refused: old_string is empty; to create a file or replace it whole, use write_file")
+    if old == new:
+        raise ToolFailure("refused: old_string and new_string are the same; nothing would change")
+
+
+def _text_of(data: bytes) -> tuple[str, str, bool]:
+    """The file's text (LF line endings when every line ends in CRLF), its encoding, and whether it did."""
+    text = decode(data)
+    crlf = "\r\n" in text and text.count("\n") == text.count("\r\n")
+    return (str(text).replace("\r\n", "\n") if crlf else str(text)), text.encoding, crlf
+
+
+def _diff(path: str, before: str, after: str, limit: int) -> str:
+    diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{path}", f"b/{path}", n=2))
     if len(diff) > limit:
         diff = with_note(diff[:limit], f"[... the diff is cut: {len(diff) - limit:,} more characters]")
-    return f"{what}\n{diff}"
+    return diff
 
 
 def edit_tool(ws: Confined) -> Tool:

@@ -14,20 +14,20 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.guide.file_terms import FileTerms
-from tiny_agent.text import has_surrogates, shown_name
+from tiny_agent.text import has_surrogates, shown_name, unescape_bytes
 from tiny_agent.tools.edit import edit_tool
 from tiny_agent.tools.files import read_text, with_note, write_atomic
 from tiny_agent.tools.grammar import Limits, readable_files, schema, walk
 from tiny_agent.tools.guards import Guards, protected_message, secret_message
 from tiny_agent.tools.search import search_tool
 from tiny_agent.tools.toolbox import Tool, ToolFailure
+from tiny_agent.tools.workspace_tools import file_tools
 
 __all__ = ["MAX_OUTPUT_CHARS", "Workspace"]
 
@@ -106,7 +106,9 @@ class Workspace:
                 f"refused: {_shorten(path)} has a name longer than {NAME_MAX} bytes ({longest} bytes); "
                 "use a shorter name"
             )
-        path = _unescaped(self.root, path)
+        raw = unescape_bytes(path)  # list_dir's \xff escapes of a name that is not UTF-8
+        if raw != path and not os.path.lexists(self.root / path) and os.path.lexists(self.root / raw):
+            path = raw
         try:
             resolved = (self.root / path).resolve()
         except (OSError, RuntimeError) as exc:  # RuntimeError is a symlink loop before Python 3.13
@@ -213,48 +215,8 @@ class Workspace:
         """The file tools (read_file, write_file, list_dir, edit_file, search), bound to this workspace.
         With ``grammar``, each of the first three offers this turn's
         real paths as a decoding grammar (see ``Tool.grammar`` and ``agent.grammar``)."""
-        path = _prop("string", "File path, relative to the workspace.", minLength=1)
-        protected = f" Protected paths are refused: {', '.join(self.protect)}." if self.protect else ""
-        read = _schema(
-            ["path"],
-            path=path,
-            start_line=_prop("integer", "First line to return (1-based).", minimum=1),
-            max_lines=_prop("integer", "Return at most this many lines.", minimum=1),
-        )
-        write = _schema(
-            ["path", "content"], path=path, content=_prop("string", "The complete new content of the file.")
-        )
-        listing = _schema([], path=_prop("string", "Directory, relative to the workspace (default '.')."))
-        return [
-            Tool(
-                "read_file",
-                "Read a UTF-8 text file. The path is relative to the workspace root. Long output is cut; "
-                "read further with start_line (1-based) and max_lines.",
-                read,
-                lambda a: self.read_file(
-                    a["path"], start_line=int(a.get("start_line", 1)), max_lines=_optional_int(a.get("max_lines"))
-                ),
-                (lambda: self.grammar("read_file")) if grammar else None,
-                terms=self.file_terms if grammar else None,
-            ),
-            Tool(
-                "write_file",
-                "Create or overwrite a UTF-8 text file with the given content (the whole file). The path is "
-                "relative to the workspace root; missing parent directories are created." + protected,
-                write,
-                lambda a: self.write_file(a["path"], a["content"]),
-                (lambda: self.grammar("write_file")) if grammar else None,
-            ),
-            Tool(
-                "list_dir",
-                "List a directory of the workspace: one entry per line, sorted by name, directories end "
-                "with '/', files show their size in bytes. The path is relative to the workspace root.",
-                listing,
-                lambda a: self.list_dir(a.get("path") or "."),
-                (lambda: self.grammar("list_dir")) if grammar else None,
-            ),
-            *((edit_tool(self), search_tool(self)) if self.code_tools else ()),
-        ]
+        extra = [edit_tool(self), search_tool(self)] if self.code_tools else []
+        return [*file_tools(self, grammar=grammar), *extra]
 
     def paths(self, limits: Limits | None = None) -> tuple[list[str], list[str]] | None:
         """(files read_file would read, folders list_dir would list) as relative POSIX paths, or None
@@ -319,18 +281,6 @@ class Workspace:
             return f"{entry.name}  (unreadable)"
 
 
-def _prop(kind: str, description: str, **constraints: int) -> dict[str, Any]:
-    return {"type": kind, **constraints, "description": description}
-
-
-def _schema(required: list[str], **properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-
-
-def _optional_int(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
 @contextlib.contextmanager
 def _os_errors(doing: str) -> Iterator[None]:
     """Any OSError (a name too long, an I/O error, a permission) becomes a ToolFailure for the model."""
@@ -338,18 +288,6 @@ def _os_errors(doing: str) -> Iterator[None]:
         yield
     except OSError as exc:
         raise ToolFailure(f"{doing}: {exc.strerror or exc}") from exc
-
-
-_BYTE_ESCAPE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
-
-
-def _unescaped(root: Path, path: str) -> str:
-    """``path`` with list_dir's ``\\xff`` escapes of a name that is not UTF-8 made bytes again, when
-    the path as written does not exist and the unescaped one does."""
-    if "\\x" not in path or os.path.lexists(root / path):
-        return path
-    raw = _BYTE_ESCAPE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), path)
-    return raw if os.path.lexists(root / raw) else path
 
 
 def _shorten(text: str, limit: int = 120) -> str:
