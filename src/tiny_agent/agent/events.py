@@ -139,6 +139,7 @@ class RunResult:
             "empty": f"stopped at step {self.steps}: the model returned an empty reply",
             "budget": f"stopped before step {self.steps}: the budget is spent",
             "interrupted": f"interrupted at step {self.steps}",
+            "too_large": f"stopped before step {max(self.steps, 1)}",
         }
         line = messages.get(self.stop) or f"stopped by {self.stop.replace('_', ' ')} at step {self.steps}: {self.error}"
         return f"{line} ({self.detail})" if self.detail else line

@@ -63,6 +63,11 @@ class RunSettings:
     """False lifts the default write protection (.git/ hooks and config, ...)."""
     max_output_chars: int | None = None
     """Tool output beyond this is cut; None: ``DEFAULT_MAX_OUTPUT_CHARS``, less for a small window."""
+    code_tools: bool | None = None
+    """False offers only read_file, write_file and list_dir (no edit_file, no search); None: all five."""
+    allow_shell: str | None = None
+    """The shell tool: "off" (None: off), "ask" (each command approved on the terminal), "yes" (run
+    without asking); see ``tools.shell``. Remembered, so a resumed session keeps its tools."""
     appended_system: str | None = None
     """What the last ``--append-system`` added to the system prompt (a resume replaces it, not piles up)."""
     thinking: str | None = None

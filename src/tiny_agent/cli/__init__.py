@@ -13,6 +13,7 @@
 - ``runtime``: the flags of ``run`` and ``chat`` turned into one ``Run.open`` call.
 - ``sessions``: ``tiny-agent sessions list|show|export|import|fork|rm``.
 - ``stats``: ``tiny-agent stats``: what stored sessions cost, what the cache read, which layers moved.
+- ``task_input``: the task of ``run``: its words, what is piped in, or both, in whatever encoding.
 """
 
 from tiny_agent.cli.app import main

@@ -223,6 +223,17 @@ agent_options = _stack(
         help="read_file may read these secret-looking files (repeatable).",
     ),
     click.option(
+        "--allow-shell",
+        "allow_shell",
+        flag_value="ask",
+        help="Offer the shell tool: each command is shown, and run once you say yes on the terminal "
+        "(off by default; the session remembers it).",
+    ),
+    click.option(
+        "--allow-shell-yes", "allow_shell", flag_value="yes", help="Offer the shell tool and run commands unasked."
+    ),
+    click.option("--no-shell", "allow_shell", flag_value="off", help="Take the shell tool away again."),
+    click.option(
         "--allow-write-defaults",
         "default_protect",
         flag_value=False,

@@ -147,6 +147,12 @@ def _url_and_key(profile: Profile, base_url: str | None, env: Mapping[str, str])
         except ConfigError as exc:
             raise ConfigError(f"{profile.base_url_env}: {exc}") from None
     key = env.get(profile.key_env) or None
+    if key is not None and not (key.isascii() and key.isprintable()):
+        at = next(i for i, ch in enumerate(key) if not (ch.isascii() and ch.isprintable()))
+        raise ConfigError(
+            f"{profile.key_env} holds a character that no API key has (at position {at + 1}): "
+            "copy the key again, without quotes or spaces around it"
+        )
     if key is None:
         if not (profile.keyless_with_base_url and url):
             raise ConfigError(f"provider {profile.name!r} needs {profile.key_env}")
