@@ -1,0 +1,315 @@
+"""What the view shows, as JSON-ready values: a session's calls (the timeline), one call's request
+beside the one before it (layers, shared prefix, first divergence), and the replay what-ifs.
+
+Everything comes from the session's entries, read once: the calls' usage and costs and the miss
+causes the engine diagnosed as they happened (``CallRecord.miss``, the per-call line's words), and
+the requests themselves re-rendered from the log as it stood before each call (the window is a pure
+function of the log, the policy and the profile), checked against the fingerprint recorded then.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tiny_agent.context.diagnosis import excerpt, first_difference
+from tiny_agent.context.engine import Context
+from tiny_agent.context.entries import CallDone, CallOpened, Clearing, CompactionMark, TypedEntry
+from tiny_agent.context.entry_codec import read
+from tiny_agent.context.log import MemoryLog
+from tiny_agent.context.tokens import CallRecord
+from tiny_agent.context.tokens import canonical as fingerprint_key
+from tiny_agent.errors import TinyAgentError, UnreadableEntry
+from tiny_agent.observe.causes import miss_cause
+from tiny_agent.providers.prefix import PrefixBlock, canonical, prefix_blocks
+from tiny_agent.providers.registry import offline_adapter, offline_profile
+from tiny_agent.store.base import SessionInfo
+from tiny_agent.types import Entry
+from tiny_agent.whatif.replay import Policy, Recording, replay
+
+__all__ = ["WHAT_IFS", "SessionView", "diagnosed_character"]
+
+WHAT_IFS: tuple[Policy, ...] = (
+    Policy(),
+    Policy(cache_ttl="1h"),
+    Policy(cache_ttl="5m"),
+    Policy({"compact_at": 0.5}),
+    Policy({"compact_at": 0.9}),
+    Policy({"clear_after": 2}),
+    Policy({"clear_after": None}),
+)
+"""The what-ifs the view replays: the recording's own policy, each TTL, an earlier and a later
+compaction, clearing old tool output after two turns or never."""
+
+_AT_CHARACTER = re.compile(r" at character (\d+)")
+
+
+@dataclass
+class _Call:
+    index: int
+    seq: int
+    opened: CallOpened
+    record: CallRecord | None = None
+    at: float = 0.0
+
+
+@dataclass
+class SessionView:
+    """A session's entries read once, and what the page asks of them."""
+
+    info: SessionInfo
+    entries: list[Entry]
+    calls: list[_Call] = field(default_factory=list)
+    marks: list[dict[str, Any]] = field(default_factory=list)
+    _context: Context | None = None
+    _recording: Recording | None = None
+
+    @staticmethod
+    def of(info: SessionInfo, entries: Sequence[Entry]) -> SessionView:
+        view = SessionView(info, list(entries))
+        by_seq: dict[int, _Call] = {}
+        for entry in view.entries:
+            for value in _values(entry):
+                view._take(entry, value, by_seq)
+        return view
+
+    def _take(self, entry: Entry, value: TypedEntry, by_seq: dict[int, _Call]) -> None:
+        match value:
+            case CallOpened():
+                call = _Call(len(self.calls), entry.seq, value, at=entry.at)
+                self.calls.append(call)
+                by_seq[entry.seq] = call
+            case CallDone(call=seq, record=record) if seq in by_seq:
+                by_seq[seq].record = record
+            case CompactionMark():
+                text = f"compacted {value.messages} messages"
+                if value.tokens_before is not None and value.tokens_after is not None:
+                    text += f": context {value.tokens_before:,} -> {value.tokens_after:,} tokens"
+                self.marks.append({"kind": "compaction", "seq": entry.seq, "before": len(self.calls), "text": text})
+            case Clearing(stubs=stubs):
+                text = f"cleared {len(stubs)} old tool result(s)"
+                self.marks.append({"kind": "clear", "seq": entry.seq, "before": len(self.calls), "text": text})
+
+    # -- the timeline -------------------------------------------------------------------------
+
+    def session(self) -> dict[str, Any]:
+        """The session and every call's figures, with the compactions and clearings as marks."""
+        calls = [_figures(call, self.calls[call.index - 1] if call.index else None) for call in self.calls]
+        known = [c["cost_usd"] for c in calls if c["cost_usd"] is not None]
+        return {
+            "session": {"id": self.info.id, "title": self.info.title, "workspace": self.info.workspace},
+            "calls": calls,
+            "marks": self.marks,
+            "totals": {
+                "calls": len(calls),
+                "cost_usd": sum(known) if known else None,
+                "unpriced": len(calls) - len(known),
+                **{k: sum(c[k] or 0 for c in calls) for k in _TOKEN_KEYS},
+            },
+        }
+
+    # -- one call beside the one before -------------------------------------------------------
+
+    def call(self, index: int) -> dict[str, Any]:
+        """Call ``index``'s request drawn as its blocks beside the previous turn's request: what they
+        share, where they first differ, our diagnosis and the provider's reason."""
+        if not 0 <= index < len(self.calls):
+            raise IndexError(index)
+        call = self.calls[index]
+        previous = next((c for c in reversed(self.calls[:index]) if c.opened.purpose == "turn"), None)
+        record = call.record
+        out: dict[str, Any] = {
+            "index": index,
+            "purpose": call.opened.purpose,
+            "previous": previous.index if previous is not None else None,
+            "between": [c.index for c in self.calls[previous.index + 1 : index]] if previous else [],
+            "ours": record.miss if record else None,
+            "cause": miss_cause(record.miss) if record and record.miss else None,
+            "provider": record.provider_miss if record else None,
+        }
+        now = self._request(call)
+        before = self._request(previous) if previous is not None else None
+        out["request"], out["before"] = now, before
+        found = _divergence(before, now) if before and now and now["blocks"] else None
+        out["divergence"] = found
+        for side in (now, before):
+            if side is not None:
+                side.pop("_keys", None)
+                side.pop("_data", None)
+        said = diagnosed_character(out["ours"])
+        if found is not None and said is not None and found.get("character") is not None:
+            out["agrees"] = said == found["character"]
+        return out
+
+    def _request(self, call: _Call) -> dict[str, Any] | None:
+        """The call's request re-rendered from the log as it stood before it (a turn's; a summary
+        call asks another prompt, which is not redrawn)."""
+        if call.opened.purpose != "turn":
+            return {"blocks": [], "note": f"a {call.opened.purpose} call: its request is not redrawn"}
+        try:
+            profile = offline_profile(call.opened.provider, call.opened.model)
+        except TinyAgentError as exc:
+            return {"blocks": [], "note": f"cannot redraw it: {exc}"}
+        context = self._engine()
+        adapter = offline_adapter(profile)
+        rendered = context.legal(context.replayed_prompt(call.seq), adapter, sending=False)
+        exact = fingerprint_key(rendered.fingerprint) == fingerprint_key(call.opened.fingerprint)
+        blocks = prefix_blocks(rendered.body, profile.wire)
+        return {
+            "index": call.index,
+            "wire": profile.wire,
+            "exact": exact,
+            "note": "" if exact else "redrawn from the log; its fingerprint differs from the one recorded",
+            "blocks": [_block(b) for b in blocks],
+            "_keys": [b.key for b in blocks],
+            "_data": [b.data for b in blocks],
+        }
+
+    def _engine(self) -> Context:
+        if self._context is None:
+            self._context = Context(log=MemoryLog(self.entries))
+        return self._context
+
+    # -- what-ifs ------------------------------------------------------------------------------
+
+    def what_ifs(self, policies: Sequence[Policy] = WHAT_IFS) -> list[dict[str, Any]]:
+        """The session replayed under each policy (nothing sent): its totals, or why it cannot be."""
+        if self._recording is None:
+            self._recording = Recording.of(self.entries)
+        rows = []
+        for policy in policies:
+            row: dict[str, Any] = {"policy": policy.describe()}
+            try:
+                replayed = replay(self._recording, policy).replayed
+            except TinyAgentError as exc:
+                rows.append({**row, "error": str(exc)})
+                continue
+            rows.append(
+                {
+                    **row,
+                    "calls": len(replayed.per_call),
+                    "compactions": replayed.compactions,
+                    "input_tokens": replayed.total("input_tokens"),
+                    "cache_read_tokens": replayed.total("cache_read_tokens"),
+                    "cache_write_tokens": replayed.total("cache_write_tokens"),
+                    "output_tokens": replayed.total("output_tokens"),
+                    "cost_usd": replayed.cost_usd,
+                    "estimated": replayed.estimated,
+                }
+            )
+        return rows
+
+
+_TOKEN_KEYS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "uncached_tokens", "output_tokens")
+
+
+def _values(entry: Entry) -> list[TypedEntry]:
+    if entry.kind not in ("call", "call_done", "compaction", "clear"):
+        return []
+    try:
+        return list(read(entry))
+    except UnreadableEntry:
+        return []
+
+
+def _figures(call: _Call, before: _Call | None) -> dict[str, Any]:
+    record = call.record
+    usage = record.usage if record else None
+    read_tokens = usage.cache_read_tokens if usage else None
+    write = usage.cache_write_tokens if usage else None
+    total = usage.input_tokens if usage else None
+    uncached = None if total is None else max(0, total - (read_tokens or 0) - (write or 0))
+    return {
+        "index": call.index,
+        "seq": call.seq,
+        "at": call.at,
+        "purpose": call.opened.purpose,
+        "model": call.opened.model,
+        "status": "done" if record else "open",
+        "input_tokens": total,
+        "cache_read_tokens": read_tokens,
+        "cache_write_tokens": write,
+        "uncached_tokens": uncached,
+        "output_tokens": usage.output_tokens if usage else None,
+        "reasoning_tokens": usage.reasoning_tokens if usage else None,
+        "cost_usd": record.cost_usd if record else None,
+        "seconds": record.seconds if record else None,
+        "miss": record.miss if record else None,
+        "provider_miss": record.provider_miss if record else None,
+        "changed": _changed(before.opened if before else None, call.opened),
+    }
+
+
+def _changed(before: CallOpened | None, now: CallOpened) -> list[str]:
+    """The prefix layers the recorded fingerprints say changed (as ``sessions show`` says them)."""
+    if before is None or not now.fingerprint:
+        return []
+    old, new = before.fingerprint, now.fingerprint
+    changed = [k for k in ("tools", "system", "pins") if old.get(k) and old.get(k) != new.get(k)]
+    count = old.get("messages")
+    if isinstance(now.shared_messages, int) and isinstance(count, int) and now.shared_messages < count:
+        changed.append("messages")
+    return changed
+
+
+def _block(block: PrefixBlock) -> dict[str, Any]:
+    return {"path": block.path, "layer": block.path.split("[")[0], "tokens": block.tokens,
+            "mark": block.ttl, "label": _label(block.data)}
+
+
+def _label(data: Any) -> str:
+    """A block in a few words: its type or role and the start of its text."""
+    if not isinstance(data, Mapping):
+        return str(data)[:80]
+    kind = str(data.get("type") or data.get("role") or "")
+    text = data.get("text") or data.get("name") or data.get("content") or data.get("tool_use_id") or ""
+    if not isinstance(text, str):
+        text = canonical(text)
+    text = " ".join(text.split())
+    return f"{kind}: {text[:80]}{'...' if len(text) > 80 else ''}" if kind else text[:80]
+
+
+def _divergence(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any] | None:
+    """The first block of ``now`` whose prefix key differs from ``before``'s, and the first character
+    that differs in it (in its text where both are text, as the miss line counts; else in its JSON)."""
+    old_keys, new_keys = before.pop("_keys"), now.pop("_keys")
+    old_data, new_data = before.pop("_data"), now.pop("_data")
+    shared = 0
+    for a, b in zip(old_keys, new_keys, strict=False):
+        if a != b:
+            break
+        shared += 1
+    for side in (before, now):
+        for i, block in enumerate(side["blocks"]):
+            block["shared"] = i < shared
+    if shared >= len(old_keys):
+        return {"block": None, "shared_blocks": shared, "text": "none: this request extends the previous one"}
+    if shared >= len(new_keys):
+        return {"block": shared, "path": None, "shared_blocks": shared, "text": "this request is a prefix of the last"}
+    was, new = old_data[shared], new_data[shared]
+    if isinstance(was, Mapping) and isinstance(new, Mapping) and {"text"} <= was.keys() & new.keys():
+        old_text, new_text, within = str(was["text"]), str(new["text"]), "text"
+    else:
+        old_text, new_text, within = canonical(was), canonical(new), "json"
+    at = first_difference(old_text, new_text)
+    path = now["blocks"][shared]["path"]
+    now["blocks"][shared]["divergence"] = True
+    before["blocks"][shared]["divergence"] = True
+    return {
+        "block": shared,
+        "path": path,
+        "character": at,
+        "within": within,
+        "shared_blocks": shared,
+        "now": excerpt(new_text, at),
+        "was": excerpt(old_text, at),
+        "text": f"{path} at character {at}",
+    }
+
+
+def diagnosed_character(miss: str | None) -> int | None:
+    """The character a miss line names (``... at character 28: ...``), if it names one."""
+    found = _AT_CHARACTER.search(miss or "")
+    return int(found.group(1)) if found else None
