@@ -13,6 +13,7 @@
 - ``runtime``: the flags of ``run`` and ``chat`` turned into one ``Run.open`` call.
 - ``sessions``: ``tiny-agent sessions list|show|export|import|fork|rm``.
 - ``stats``: ``tiny-agent stats``: what stored sessions cost, what the cache read, which layers moved.
+- ``view``: ``tiny-agent view [ID]``: a stored session in the browser, served on 127.0.0.1 until Ctrl-C.
 """
 
 from tiny_agent.cli.app import main

@@ -286,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _register_commands() -> None:
-    from tiny_agent.cli import chat, config, lint, local, replay, sessions, stats
+    from tiny_agent.cli import chat, config, lint, local, replay, sessions, stats, view
 
     app.add_command(chat.chat_command)
     app.add_command(config.config_group)
@@ -295,6 +295,7 @@ def _register_commands() -> None:
     app.add_command(stats.stats_command)
     app.add_command(local.local_group)
     app.add_command(lint.lint_command)
+    app.add_command(view.view_command)
 
 
 _register_commands()
