@@ -55,7 +55,7 @@ def test_a_wrong_or_missing_token_gets_403(tmp_path: Path) -> None:
             assert get(server, path, token="")[0] == 403, path
             assert get(server, path, token="not-" + server.token)[0] == 403, path
             assert get(server, path)[0] == 200, path
-        status, page = get(server, "/")
+        _, page = get(server, "/")
         assert server.token in page.decode() and sid in page.decode()
         assert get(server, f"/api/session/{sid}/call/99")[0] == 404
         assert get(server, "/api/session/another/call/0")[0] == 404

@@ -255,8 +255,13 @@ def _changed(before: CallOpened | None, now: CallOpened) -> list[str]:
 
 
 def _block(block: PrefixBlock) -> dict[str, Any]:
-    return {"path": block.path, "layer": block.path.split("[")[0], "tokens": block.tokens,
-            "mark": block.ttl, "label": _label(block.data)}
+    return {
+        "path": block.path,
+        "layer": block.path.split("[")[0],
+        "tokens": block.tokens,
+        "mark": block.ttl,
+        "label": _label(block.data),
+    }
 
 
 def _label(data: Any) -> str:

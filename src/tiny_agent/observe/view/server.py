@@ -8,6 +8,7 @@ the thread that opened it), and the page is served from memory.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import re
@@ -85,9 +86,7 @@ class ViewServer:
         return 404, "text/plain", b"not found"
 
 
-def serve(
-    store: Store, session_id: str | None = None, *, open_browser: bool = True, port: int = 0
-) -> ViewServer:
+def serve(store: Store, session_id: str | None = None, *, open_browser: bool = True, port: int = 0) -> ViewServer:
     """Serve the view of session ``session_id`` (an id or unique prefix; None: the newest session)
     on 127.0.0.1 and, with ``open_browser``, open it in the browser when there is one. The store is
     read here, once; the server runs in a thread until ``close()``."""
@@ -101,10 +100,9 @@ def serve(
     view = SessionView.of(info, store.entries(info.id, lenient=True))
     server = ViewServer(view, port=port)
     if open_browser:
-        try:
+        # No browser here: the URL is printed, and the server waits all the same.
+        with contextlib.suppress(webbrowser.Error):
             webbrowser.open(server.url)
-        except webbrowser.Error:
-            pass  # no browser here: the URL is printed, and the server waits all the same
     return server
 
 

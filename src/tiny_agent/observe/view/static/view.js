@@ -10,6 +10,7 @@
   const usd = (v) => (v === null || v === undefined ? "$?" : "$" + v.toFixed(4));
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
   let calls = [];
+  const AUTO_WHATIFS = 500; // longer sessions replay on request: seven replays of 2,000 calls take seconds
 
   function segments(c) {
     const reasoning = c.reasoning_tokens || 0;
@@ -121,7 +122,10 @@
     window.addEventListener("hashchange", fromHash);
     await fromHash();
     document.body.dataset.ready = "1";
-    drawWhatIfs();
+    if (calls.length <= AUTO_WHATIFS) { drawWhatIfs(); return; }
+    $("whatif").innerHTML = `<tbody><tr><td>${calls.length} calls: each replay takes a while. ` +
+      `<button id="replay">replay the what-ifs</button></td></tr></tbody>`;
+    $("replay").addEventListener("click", () => { $("replay").disabled = true; drawWhatIfs(); });
   }
   main();
 })();
