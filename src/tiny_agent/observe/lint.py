@@ -32,7 +32,8 @@ from typing import Any, Literal
 
 from tiny_agent.context.legality import check_anthropic_body, check_openai_body
 from tiny_agent.providers.base import Wire
-from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, min_cacheable_tokens
+from tiny_agent.providers.cache_breaks import prefix_breaks, unmarkable
+from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, cache_rules, min_cacheable_tokens
 from tiny_agent.providers.prefix import PrefixBlock, breakpoints, prefix_blocks, ttls_in_order
 
 __all__ = ["Finding", "Severity", "detect_wire", "is_clean", "lint_bodies", "lint_body", "lint_files", "load_bodies"]
@@ -120,6 +121,10 @@ def lint_body(body: Mapping[str, Any], wire: Wire | None = None, model: str | No
     blocks = prefix_blocks(body, wire)
     marks = breakpoints(body, blocks) if wire == "anthropic" else []
     findings.extend(_volatile(blocks, wire, max((i for i, _ in marks), default=-1)))
+    fix = "move the cache_control to the nearest text, image, tool_use or tool_result block before it"
+    for block in unmarkable(blocks, wire):
+        what = f"a cache breakpoint on a {block.data.get('type') or 'block'} block, which may not carry one"
+        findings.append(Finding("breakpoint-on-uncacheable", "error", block.path, what, "", fix))
     if wire == "anthropic":
         findings.extend(_breakpoints(blocks, marks, model))
     return findings
@@ -138,7 +143,7 @@ def lint_bodies(
         findings.extend(replace(f, request=i, source=source) for f in lint_body(body, wire, model))
     for i in range(1, len(bodies)):
         source = sources[i] if sources else None
-        findings.extend(replace(f, request=i, source=source) for f in _changes(bodies[i - 1], bodies[i]))
+        findings.extend(replace(f, request=i, source=source) for f in _changes(bodies[i - 1], bodies[i], wire, model))
     return findings
 
 
@@ -256,33 +261,33 @@ def _breakpoints(blocks: list[PrefixBlock], marks: list[tuple[int, Ttl]], model:
     return out
 
 
-def _changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Finding]:
-    out = []
-    old = [t.get("name") or t.get("function", {}).get("name") for t in before.get("tools") or []]
-    new = [t.get("name") or t.get("function", {}).get("name") for t in after.get("tools") or []]
-    if old != new and sorted(map(str, old)) == sorted(map(str, new)):
-        fix = "register tools in one fixed order (the order is part of the cached prefix)"
-        out.append(Finding("tools-reordered", "warning", "tools", "same tools, other order", f"{old} -> {new}", fix))
-    elif set(old) != set(new):
-        added, removed = sorted(map(str, set(new) - set(old))), sorted(map(str, set(old) - set(new)))
-        message = f"tools added {added}, removed {removed}: the whole prefix is written again"
-        fix = "send the same tools every request; restrict them with tool_choice or allowed tools instead"
-        out.append(Finding("tools-changed", "warning", "tools", message, "", fix))
-    a, b = _system_text(before), _system_text(after)
-    if a != b:
-        at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-        excerpt = f"{a[max(0, at - 20) : at + 30]!r} -> {b[max(0, at - 20) : at + 30]!r}"
-        message = f"the system prompt changed at character {at}: the cache misses from there on"
-        fix = "keep the system prompt byte-identical between requests; put what changes in the newest message"
-        out.append(Finding("system-changed", "warning", "system", message, excerpt, fix))
-    return out
+def _changes(
+    before: Mapping[str, Any], after: Mapping[str, Any], wire: Wire | None, model: str | None
+) -> list[Finding]:
+    """Every cause the second body would not read what the first cached (``cache_breaks``)."""
+    wire = wire or detect_wire(after)
+    rules = cache_rules(model or str(after.get("model") or ""), wire)
+    return [
+        Finding(b.rule, "warning", b.path, b.message, b.excerpt, BREAK_FIXES.get(b.rule, _FIX_BREAK))
+        for b in prefix_breaks(before, after, wire, rules)
+    ]
 
 
-def _system_text(body: Mapping[str, Any]) -> str:
-    system = body.get("system")
-    if isinstance(system, str):
-        return system
-    if isinstance(system, list):
-        return "\n".join(str(b.get("text", "")) for b in system)
-    parts = [m.get("content") for m in body.get("messages") or [] if m.get("role") in _SYSTEM_ROLES]
-    return "\n".join(p if isinstance(p, str) else json.dumps(p) for p in parts)
+_FIX_BREAK = "send it byte-identical on every request; put what changes after the last cache breakpoint"
+BREAK_FIXES = {
+    "model-changed": "keep one model per conversation (each model has its own cache)",
+    "tools-reordered": "register tools in one fixed order (the order is part of the cached prefix)",
+    "tool-added": "send the same tools every request; restrict them with tool_choice or allowed tools instead",
+    "tool-removed": "send the same tools every request; restrict them with tool_choice or allowed tools instead",
+    "tool-description-changed": "keep each tool's description byte-identical (no dates, counts or ids in it)",
+    "tool-schema-changed": "keep each tool's schema byte-identical (key order too)",
+    "system-changed": "keep the system prompt byte-identical between requests; put what changes in the newest message",
+    "message-edited": "never rewrite history: append; a compaction rewrites it once, on purpose",
+    "message-removed": "never drop earlier messages between requests, except in a deliberate compaction",
+    "thinking-changed": "keep the thinking settings fixed for a conversation",
+    "effort-changed": "keep the effort setting fixed for a conversation",
+    "tool-choice-changed": "keep tool_choice fixed; on Anthropic a change invalidates the cached messages",
+    "response-format-changed": "keep the response format fixed for a conversation",
+    "cache-key-changed": "send one prompt_cache_key for a conversation's requests",
+    "breakpoint-lookback": "add a breakpoint within 20 blocks of the previous one (e.g. on the newest user turn)",
+}

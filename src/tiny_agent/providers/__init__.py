@@ -2,6 +2,7 @@
 
 - ``anthropic``: the Anthropic Messages wire (a package).
 - ``base``: the ``Provider`` protocol: the seam between the context engine and a model API.
+- ``cache_breaks``: why a request would not read what the one before it cached: each cause, its rule and place.
 - ``cache_rules``: prompt-cache rules as data: minimums per model, lifetimes, multipliers, limits.
 - ``cache_sim``: a billing simulator of prompt caching, written from the providers' published rules.
 - ``decode``: the reading half of each adapter: bytes to plain JSON values, checked.

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tiny_agent.context.diagnosis import excerpt, first_difference
+from tiny_agent.context.diagnosis import excerpt
 from tiny_agent.context.engine import Context
 from tiny_agent.context.entries import CallDone, CallOpened, Clearing, CompactionMark, TypedEntry
 from tiny_agent.context.entry_codec import read
@@ -23,6 +23,8 @@ from tiny_agent.context.tokens import CallRecord
 from tiny_agent.context.tokens import canonical as fingerprint_key
 from tiny_agent.errors import TinyAgentError, UnreadableEntry
 from tiny_agent.observe.causes import miss_cause
+from tiny_agent.providers.cache_breaks import first_change, prefix_breaks, shared_blocks
+from tiny_agent.providers.cache_rules import cache_rules
 from tiny_agent.providers.prefix import PrefixBlock, canonical, prefix_blocks
 from tiny_agent.providers.registry import offline_adapter, offline_profile
 from tiny_agent.store.base import SessionInfo
@@ -134,10 +136,15 @@ class SessionView:
         out["request"], out["before"] = now, before
         found = _divergence(before, now) if before and now and now["blocks"] else None
         out["divergence"] = found
+        out["breaks"] = []
+        if before and now and "_body" in before and "_body" in now:
+            rules = cache_rules(call.opened.model, now["wire"])
+            breaks = prefix_breaks(before["_body"], now["_body"], now["wire"], rules)
+            out["breaks"] = [b.to_dict() for b in breaks]
         for side in (now, before):
             if side is not None:
-                side.pop("_keys", None)
-                side.pop("_data", None)
+                for key in ("_blocks", "_body"):
+                    side.pop(key, None)
         said = diagnosed_character(out["ours"])
         if found is not None and said is not None and found.get("character") is not None:
             out["agrees"] = said == found["character"]
@@ -163,8 +170,8 @@ class SessionView:
             "exact": exact,
             "note": "" if exact else "redrawn from the log; its fingerprint differs from the one recorded",
             "blocks": [_block(b) for b in blocks],
-            "_keys": [b.key for b in blocks],
-            "_data": [b.data for b in blocks],
+            "_blocks": blocks,
+            "_body": rendered.body,
         }
 
     def _engine(self) -> Context:
@@ -279,13 +286,9 @@ def _label(data: Any) -> str:
 def _divergence(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any] | None:
     """The first block of ``now`` whose prefix key differs from ``before``'s, and the first character
     that differs in it (in its text where both are text, as the miss line counts; else in its JSON)."""
-    old_keys, new_keys = before.pop("_keys"), now.pop("_keys")
-    old_data, new_data = before.pop("_data"), now.pop("_data")
-    shared = 0
-    for a, b in zip(old_keys, new_keys, strict=False):
-        if a != b:
-            break
-        shared += 1
+    old, new = before.pop("_blocks"), now.pop("_blocks")
+    shared = shared_blocks(old, new)
+    old_keys, new_keys = [b.key for b in old], [b.key for b in new]
     for side in (before, now):
         for i, block in enumerate(side["blocks"]):
             block["shared"] = i < shared
@@ -293,12 +296,7 @@ def _divergence(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any] |
         return {"block": None, "shared_blocks": shared, "text": "none: this request extends the previous one"}
     if shared >= len(new_keys):
         return {"block": shared, "path": None, "shared_blocks": shared, "text": "this request is a prefix of the last"}
-    was, new = old_data[shared], new_data[shared]
-    if isinstance(was, Mapping) and isinstance(new, Mapping) and {"text"} <= was.keys() & new.keys():
-        old_text, new_text, within = str(was["text"]), str(new["text"]), "text"
-    else:
-        old_text, new_text, within = canonical(was), canonical(new), "json"
-    at = first_difference(old_text, new_text)
+    at, old_text, new_text = first_change(old[shared].data, new[shared].data)
     path = now["blocks"][shared]["path"]
     now["blocks"][shared]["divergence"] = True
     before["blocks"][shared]["divergence"] = True
@@ -306,7 +304,6 @@ def _divergence(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any] |
         "block": shared,
         "path": path,
         "character": at,
-        "within": within,
         "shared_blocks": shared,
         "now": excerpt(new_text, at),
         "was": excerpt(old_text, at),
