@@ -143,3 +143,57 @@ def test_no_session_to_view_says_so(tmp_path: Path, capsys: pytest.CaptureFixtur
 
     assert main(["view", "--no-browser", "--store", str(tmp_path / "none.db")]) == 2
     assert "no session store at" in capsys.readouterr().err
+
+
+def test_lint_the_view_and_the_diagnosis_name_the_same_cause_on_every_call(tmp_path: Path) -> None:
+    from tiny_agent.observe.lint import lint_session
+
+    where, sid = recorded(tmp_path)
+    with SQLiteStore(Path(where)) as store, serve(store, sid, open_browser=False) as server:
+        findings = lint_session(store, sid)
+        calls = server.view.session()["calls"]
+        turns = [c for c in calls if c["purpose"] == "turn"]
+        compared = 0
+        for before, call in zip(turns, turns[1:], strict=False):
+            if call["index"] != before["index"] + 1:
+                continue  # a summary call came between: the diagnosis compared with that one
+            said = diagnosed_character(call["miss"])
+            linted = [f for f in findings if f.source and f.source.endswith(f" call {call['index']}")]
+            breaks = data(server, f"/api/session/{sid}/call/{call['index']}")["breaks"]
+            changed = [f for f in linted if f.rule == "system-changed"]
+            if said is None:
+                assert not changed and not [b for b in breaks if b["rule"] == "system-changed"]
+                continue
+            assert [(f.path, f"character {said}" in f.message) for f in changed] == [("system[0]", True)]
+            assert (breaks[0]["rule"], breaks[0]["path"], breaks[0]["character"]) == (
+                "system-changed",
+                "system[0]",
+                said,
+            )
+            compared += 1
+        assert compared >= 3
+
+
+def test_lint_reads_a_session_an_export_and_stdin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from tiny_agent.cli.app import main
+
+    where, sid = recorded(tmp_path)
+    assert main(["lint", "--session", sid[:8], "--store", where, "--json"]) == 1
+    stored = json.loads(capsys.readouterr().out)
+    assert not stored["clean"] and any(f["rule"] == "system-changed" for f in stored["findings"])
+    export = tmp_path / "session.jsonl"
+    assert main(["sessions", "export", sid, "--store", where, "-o", str(export)]) == 0
+    capsys.readouterr()
+    assert main(["lint", str(export), "--json"]) == 1
+    exported = json.loads(capsys.readouterr().out)
+    assert [(f["rule"], f["path"]) for f in exported["findings"]] == [
+        (f["rule"], f["path"]) for f in stored["findings"]
+    ]
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(body, indent=2)))
+    assert main(["lint", "-"]) == 0
+    assert main(["lint"]) == 2

@@ -25,18 +25,31 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from tiny_agent.context.legality import check_anthropic_body, check_openai_body
+from tiny_agent.observe.export import EXPORT_FORMAT, read_export
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_breaks import prefix_breaks, unmarkable
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, cache_rules, min_cacheable_tokens
 from tiny_agent.providers.prefix import PrefixBlock, breakpoints, prefix_blocks, ttls_in_order
+from tiny_agent.store.base import Store
 
-__all__ = ["Finding", "Severity", "detect_wire", "is_clean", "lint_bodies", "lint_body", "lint_files", "load_bodies"]
+__all__ = [
+    "Finding",
+    "Severity",
+    "detect_wire",
+    "is_clean",
+    "lint_bodies",
+    "lint_body",
+    "lint_files",
+    "lint_session",
+    "load_bodies",
+]
 
 Severity = Literal["error", "warning", "info"]
 
@@ -148,15 +161,35 @@ def lint_bodies(
 
 
 def load_bodies(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
-    """(source, body) pairs from a JSON file (one body or a list of them) or a JSONL file (one per line)."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".jsonl":
-        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-        return [(f"{path}:{n}", json.loads(line)) for n, line in lines]
-    data = json.loads(text)
-    items = data if isinstance(data, list) else [data]
-    return [(f"{path}[{i}]" if isinstance(data, list) else str(path), item) for i, item in enumerate(items)]
+    """(source, body) pairs from a JSON file (one body or a list of them), a JSONL file (one per line),
+    ``-`` (standard input, either), or a session export (``sessions export``: its calls re-rendered)."""
+    text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
+    path = Path("<stdin>" if str(path) == "-" else path)
+    if text.lstrip().startswith('{"format": "' + EXPORT_FORMAT):
+        from tiny_agent.observe.view.data import SessionView
+
+        info, entries = read_export(text.splitlines(), str(path))
+        return SessionView.of(info, entries).bodies()
+    if path.suffix != ".jsonl":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            if path.name != "<stdin>":
+                raise
+        else:
+            items = data if isinstance(data, list) else [data]
+            return [(f"{path}[{i}]" if isinstance(data, list) else str(path), item) for i, item in enumerate(items)]
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    return [(f"{path}:{n}", json.loads(line)) for n, line in lines]
+
+
+def lint_session(store: Store, session_id: str, wire: Wire | None = None, model: str | None = None) -> list[Finding]:
+    """Lint a stored session's requests, each re-rendered from its log as it was sent, in order."""
+    from tiny_agent.observe.view.data import SessionView
+
+    info = store.get(session_id)
+    pairs = SessionView.of(info, store.entries(info.id)).bodies()
+    return lint_bodies([b for _, b in pairs], wire, model, [s for s, _ in pairs])
 
 
 def lint_files(paths: Iterable[str | Path], wire: Wire | None = None, model: str | None = None) -> list[Finding]:

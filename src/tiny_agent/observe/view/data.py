@@ -174,6 +174,16 @@ class SessionView:
             "_body": rendered.body,
         }
 
+    def bodies(self) -> list[tuple[str, dict[str, Any]]]:
+        """(label, body) of every turn call's request, re-rendered from the log: what ``lint --session``
+        reads."""
+        out = []
+        for call in self.calls:
+            request = self._request(call)
+            if request is not None and "_body" in request:
+                out.append((f"session {self.info.id[:12]} call {call.index}", request["_body"]))
+        return out
+
     def _engine(self) -> Context:
         if self._context is None:
             self._context = Context(log=MemoryLog(self.entries))
