@@ -13,9 +13,15 @@ excerpt and how to fix it:
   messages, where it is usually history written once (it only hurts when re-rendered each turn);
 - ``below-minimum`` (warning): the marked prefix is shorter than the model's minimum, so nothing is
   cached; ``no-breakpoint`` (warning): an Anthropic body long enough to cache, with no marker;
-- across several bodies given in order (files, a JSON list or JSONL): ``tools-reordered``,
-  ``tools-changed`` and ``system-changed`` (warnings): the prefix of every later request is rewritten.
-  A single body cannot show an unstable tool order: nothing in one request says what the last one sent.
+- ``breakpoint-on-uncacheable`` (error): a marker on a thinking block or an empty text block;
+- across several bodies given in order (files, a JSON list, JSONL, stdin, a session): every cause the
+  later body would not read what the earlier cached, with its place (``providers.cache_breaks``, the
+  one finder the view uses too): ``model-changed``, ``tools-reordered``, ``tool-added``,
+  ``tool-removed``, ``tool-description-changed``, ``tool-schema-changed``, ``system-changed``,
+  ``message-edited``, ``message-removed``, ``thinking-changed``, ``effort-changed``,
+  ``tool-choice-changed``, ``response-format-changed``, ``cache-key-changed``, ``breakpoint-lookback``
+  (warnings). A single body cannot show them: nothing in one request says what the last one sent.
+  The list with what each means: docs/lint.md.
 
 A body is clean when it has no error or warning (``info`` findings are hints).
 Token counts use the billing simulator's estimator (``providers.prefix.block_tokens``).

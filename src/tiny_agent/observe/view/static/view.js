@@ -87,7 +87,11 @@
       `<div id="theirs"><span class="label">the provider says</span>${esc(d.provider || "nothing")}</div>` +
       `<div id="first-divergence" data-path="${esc(div && div.path ? div.path : "")}" ` +
       `data-character="${div && div.character !== undefined ? div.character : ""}">` +
-      `<span class="label">first divergence</span>${where}${agree}</div>` + between;
+      `<span class="label">first divergence</span>${where}${agree}</div>` +
+      `<div id="breaks"><span class="label">every cause (lint)</span>` +
+      (d.breaks.length ? d.breaks.map((b) => `<code class="break" data-rule="${esc(b.rule)}">${esc(b.rule)}</code> ` +
+        `${esc(b.path)}${b.character === null ? "" : " at character " + b.character} (~${n(b.tokens_lost)} tokens)`).join("; ")
+        : "none") + `</div>` + between;
     drawRequest($("before"), d.before, d.previous === null ? "previous request" : `previous request (call ${d.previous})`);
     drawRequest($("now"), d.request, `this request (call ${index})`);
     document.body.dataset.selected = String(index);
