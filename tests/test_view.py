@@ -3,6 +3,7 @@ engine recorded: each call's figures and miss cause, and the first divergence wh
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -154,7 +155,7 @@ def test_lint_the_view_and_the_diagnosis_name_the_same_cause_on_every_call(tmp_p
         calls = server.view.session()["calls"]
         turns = [c for c in calls if c["purpose"] == "turn"]
         compared = 0
-        for before, call in zip(turns, turns[1:], strict=False):
+        for before, call in itertools.pairwise(turns):
             if call["index"] != before["index"] + 1:
                 continue  # a summary call came between: the diagnosis compared with that one
             said = diagnosed_character(call["miss"])

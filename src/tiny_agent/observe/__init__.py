@@ -10,6 +10,7 @@ only context, providers, store and types. matplotlib is imported only by ``obser
 - ``history``: a stored session read back for a person: turns, tool runs, per-call lines, compactions.
 - ``inspect``: what the next request holds, layer by layer (the answer behind ``/context``).
 - ``lint``: what will cost money or fail in a request body, found before anything is spent.
+- ``lint_breaks``: how to fix each cause of a miss between two bodies (lint's rules between bodies).
 - ``plot``: pictures of a look back, drawn on matplotlib's Agg canvas.
 - ``report``: the look back as lines for a person: totals, misses by cause, layers, a table per group.
 - ``stats``: ``stats``: what stored sessions cost, what the cache read, which prefix layers moved.

@@ -1,30 +1,15 @@
 """``lint``: find what will cost money or fail in a request body before anything is spent.
 
-A cache miss never throws; it only shows up on the invoice. These checks read a request body (either
-wire, detected from its shape) and name each hazard with a rule id, a severity, a JSON path, a short
-excerpt and how to fix it:
+A miss never throws; it shows on the invoice. Each hazard gets a rule id, severity, path, excerpt, fix:
 
-- ``illegal-order`` (error): the provider would answer 400 (orphan tool results, roles, trailing
-  assistant turn), from ``context.legality``;
-- ``too-many-breakpoints`` / ``ttl-order`` (error): more than 4 ``cache_control`` markers, or a 1h
-  marker after a 5m one (Anthropic);
-- ``volatile-in-prefix``: a date, time, timestamp, UUID, long hex or random id, or Unix epoch inside
-  the cached prefix. A warning in tools and system, which are re-sent every turn; only ``info`` in
-  messages, where it is usually history written once (it only hurts when re-rendered each turn);
-- ``below-minimum`` (warning): the marked prefix is shorter than the model's minimum, so nothing is
-  cached; ``no-breakpoint`` (warning): an Anthropic body long enough to cache, with no marker;
-- ``breakpoint-on-uncacheable`` (error): a marker on a thinking block or an empty text block;
-- across several bodies given in order (files, a JSON list, JSONL, stdin, a session): every cause the
-  later body would not read what the earlier cached, with its place (``providers.cache_breaks``, the
-  one finder the view uses too): ``model-changed``, ``tools-reordered``, ``tool-added``,
-  ``tool-removed``, ``tool-description-changed``, ``tool-schema-changed``, ``system-changed``,
-  ``message-edited``, ``message-removed``, ``thinking-changed``, ``effort-changed``,
-  ``tool-choice-changed``, ``response-format-changed``, ``cache-key-changed``, ``breakpoint-lookback``
-  (warnings). A single body cannot show them: nothing in one request says what the last one sent.
-  The list with what each means: docs/lint.md.
-
-A body is clean when it has no error or warning (``info`` findings are hints).
-Token counts use the billing simulator's estimator (``providers.prefix.block_tokens``).
+- in one body: ``illegal-order`` (a 400, from ``context.legality``), ``too-many-breakpoints``,
+  ``ttl-order``, ``breakpoint-on-uncacheable`` (errors); ``volatile-in-prefix`` (a date, time, id
+  in the cached prefix: a warning in tools and system, a hint in history), ``below-minimum``,
+  ``no-breakpoint`` (warnings);
+- between consecutive bodies (files, a JSON list, JSONL, stdin, a session): every cause the later
+  would not read what the earlier cached, with its place, from ``providers.cache_breaks`` (the one
+  finder the view uses too). docs/lint.md lists every rule with what it means.
+A body is clean with no error or warning (``info`` is a hint); tokens: ``prefix.block_tokens``.
 """
 
 from __future__ import annotations
@@ -39,6 +24,7 @@ from typing import Any, Literal
 
 from tiny_agent.context.legality import check_anthropic_body, check_openai_body
 from tiny_agent.observe.export import EXPORT_FORMAT, read_export
+from tiny_agent.observe.lint_breaks import fix_for
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_breaks import prefix_breaks, unmarkable
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, cache_rules, min_cacheable_tokens
@@ -307,26 +293,6 @@ def _changes(
     wire = wire or detect_wire(after)
     rules = cache_rules(model or str(after.get("model") or ""), wire)
     return [
-        Finding(b.rule, "warning", b.path, b.message, b.excerpt, BREAK_FIXES.get(b.rule, _FIX_BREAK))
+        Finding(b.rule, "warning", b.path, b.message, b.excerpt, fix_for(b.rule))
         for b in prefix_breaks(before, after, wire, rules)
     ]
-
-
-_FIX_BREAK = "send it byte-identical on every request; put what changes after the last cache breakpoint"
-BREAK_FIXES = {
-    "model-changed": "keep one model per conversation (each model has its own cache)",
-    "tools-reordered": "register tools in one fixed order (the order is part of the cached prefix)",
-    "tool-added": "send the same tools every request; restrict them with tool_choice or allowed tools instead",
-    "tool-removed": "send the same tools every request; restrict them with tool_choice or allowed tools instead",
-    "tool-description-changed": "keep each tool's description byte-identical (no dates, counts or ids in it)",
-    "tool-schema-changed": "keep each tool's schema byte-identical (key order too)",
-    "system-changed": "keep the system prompt byte-identical between requests; put what changes in the newest message",
-    "message-edited": "never rewrite history: append; a compaction rewrites it once, on purpose",
-    "message-removed": "never drop earlier messages between requests, except in a deliberate compaction",
-    "thinking-changed": "keep the thinking settings fixed for a conversation",
-    "effort-changed": "keep the effort setting fixed for a conversation",
-    "tool-choice-changed": "keep tool_choice fixed; on Anthropic a change invalidates the cached messages",
-    "response-format-changed": "keep the response format fixed for a conversation",
-    "cache-key-changed": "send one prompt_cache_key for a conversation's requests",
-    "breakpoint-lookback": "add a breakpoint within 20 blocks of the previous one (e.g. on the newest user turn)",
-}

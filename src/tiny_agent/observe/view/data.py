@@ -10,11 +10,10 @@ function of the log, the policy and the profile), checked against the fingerprin
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tiny_agent.context.diagnosis import excerpt
 from tiny_agent.context.engine import Context
 from tiny_agent.context.entries import CallDone, CallOpened, Clearing, CompactionMark, TypedEntry
 from tiny_agent.context.entry_codec import read
@@ -23,27 +22,17 @@ from tiny_agent.context.tokens import CallRecord
 from tiny_agent.context.tokens import canonical as fingerprint_key
 from tiny_agent.errors import TinyAgentError, UnreadableEntry
 from tiny_agent.observe.causes import miss_cause
-from tiny_agent.providers.cache_breaks import first_change, prefix_breaks, shared_blocks
+from tiny_agent.observe.view.layers import block_view, divergence
+from tiny_agent.observe.view.whatifs import WHAT_IFS, what_if_rows
+from tiny_agent.providers.cache_breaks import prefix_breaks
 from tiny_agent.providers.cache_rules import cache_rules
-from tiny_agent.providers.prefix import PrefixBlock, canonical, prefix_blocks
+from tiny_agent.providers.prefix import prefix_blocks
 from tiny_agent.providers.registry import offline_adapter, offline_profile
 from tiny_agent.store.base import SessionInfo
 from tiny_agent.types import Entry
-from tiny_agent.whatif.replay import Policy, Recording, replay
+from tiny_agent.whatif.replay import Policy, Recording
 
 __all__ = ["WHAT_IFS", "SessionView", "diagnosed_character"]
-
-WHAT_IFS: tuple[Policy, ...] = (
-    Policy(),
-    Policy(cache_ttl="1h"),
-    Policy(cache_ttl="5m"),
-    Policy({"compact_at": 0.5}),
-    Policy({"compact_at": 0.9}),
-    Policy({"clear_after": 2}),
-    Policy({"clear_after": None}),
-)
-"""The what-ifs the view replays: the recording's own policy, each TTL, an earlier and a later
-compaction, clearing old tool output after two turns or never."""
 
 _AT_CHARACTER = re.compile(r" at character (\d+)")
 
@@ -134,7 +123,7 @@ class SessionView:
         now = self._request(call)
         before = self._request(previous) if previous is not None else None
         out["request"], out["before"] = now, before
-        found = _divergence(before, now) if before and now and now["blocks"] else None
+        found = divergence(before, now) if before and now and now["blocks"] else None
         out["divergence"] = found
         out["breaks"] = []
         if before and now and "_body" in before and "_body" in now:
@@ -169,7 +158,7 @@ class SessionView:
             "wire": profile.wire,
             "exact": exact,
             "note": "" if exact else "redrawn from the log; its fingerprint differs from the one recorded",
-            "blocks": [_block(b) for b in blocks],
+            "blocks": [block_view(b) for b in blocks],
             "_blocks": blocks,
             "_body": rendered.body,
         }
@@ -189,34 +178,11 @@ class SessionView:
             self._context = Context(log=MemoryLog(self.entries))
         return self._context
 
-    # -- what-ifs ------------------------------------------------------------------------------
-
     def what_ifs(self, policies: Sequence[Policy] = WHAT_IFS) -> list[dict[str, Any]]:
         """The session replayed under each policy (nothing sent): its totals, or why it cannot be."""
         if self._recording is None:
             self._recording = Recording.of(self.entries)
-        rows = []
-        for policy in policies:
-            row: dict[str, Any] = {"policy": policy.describe()}
-            try:
-                replayed = replay(self._recording, policy).replayed
-            except TinyAgentError as exc:
-                rows.append({**row, "error": str(exc)})
-                continue
-            rows.append(
-                {
-                    **row,
-                    "calls": len(replayed.per_call),
-                    "compactions": replayed.compactions,
-                    "input_tokens": replayed.total("input_tokens"),
-                    "cache_read_tokens": replayed.total("cache_read_tokens"),
-                    "cache_write_tokens": replayed.total("cache_write_tokens"),
-                    "output_tokens": replayed.total("output_tokens"),
-                    "cost_usd": replayed.cost_usd,
-                    "estimated": replayed.estimated,
-                }
-            )
-        return rows
+        return what_if_rows(self._recording, policies)
 
 
 _TOKEN_KEYS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "uncached_tokens", "output_tokens")
@@ -269,56 +235,6 @@ def _changed(before: CallOpened | None, now: CallOpened) -> list[str]:
     if isinstance(now.shared_messages, int) and isinstance(count, int) and now.shared_messages < count:
         changed.append("messages")
     return changed
-
-
-def _block(block: PrefixBlock) -> dict[str, Any]:
-    return {
-        "path": block.path,
-        "layer": block.path.split("[")[0],
-        "tokens": block.tokens,
-        "mark": block.ttl,
-        "label": _label(block.data),
-    }
-
-
-def _label(data: Any) -> str:
-    """A block in a few words: its type or role and the start of its text."""
-    if not isinstance(data, Mapping):
-        return str(data)[:80]
-    kind = str(data.get("type") or data.get("role") or "")
-    text = data.get("text") or data.get("name") or data.get("content") or data.get("tool_use_id") or ""
-    if not isinstance(text, str):
-        text = canonical(text)
-    text = " ".join(text.split())
-    return f"{kind}: {text[:80]}{'...' if len(text) > 80 else ''}" if kind else text[:80]
-
-
-def _divergence(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any] | None:
-    """The first block of ``now`` whose prefix key differs from ``before``'s, and the first character
-    that differs in it (in its text where both are text, as the miss line counts; else in its JSON)."""
-    old, new = before.pop("_blocks"), now.pop("_blocks")
-    shared = shared_blocks(old, new)
-    old_keys, new_keys = [b.key for b in old], [b.key for b in new]
-    for side in (before, now):
-        for i, block in enumerate(side["blocks"]):
-            block["shared"] = i < shared
-    if shared >= len(old_keys):
-        return {"block": None, "shared_blocks": shared, "text": "none: this request extends the previous one"}
-    if shared >= len(new_keys):
-        return {"block": shared, "path": None, "shared_blocks": shared, "text": "this request is a prefix of the last"}
-    at, old_text, new_text = first_change(old[shared].data, new[shared].data)
-    path = now["blocks"][shared]["path"]
-    now["blocks"][shared]["divergence"] = True
-    before["blocks"][shared]["divergence"] = True
-    return {
-        "block": shared,
-        "path": path,
-        "character": at,
-        "shared_blocks": shared,
-        "now": excerpt(new_text, at),
-        "was": excerpt(old_text, at),
-        "text": f"{path} at character {at}",
-    }
 
 
 def diagnosed_character(miss: str | None) -> int | None:
