@@ -9,6 +9,7 @@
 - ``options``: the flags ``run`` and ``chat`` share, with parsers that say exactly what to fix.
 - ``output``: writing a command's output to a file the user named (atomically) or to stdout.
 - ``printer``: everything the CLI prints: streamed text on stdout, one line per event on stderr, totals.
+- ``record``: ``tiny-agent record -- CMD``: another program's model calls stored as a session.
 - ``replay``: ``tiny-agent replay ID``: what a stored session would have cost under another policy.
 - ``runtime``: the flags of ``run`` and ``chat`` turned into one ``Run.open`` call.
 - ``sessions``: ``tiny-agent sessions list|show|export|import|fork|rm``.

@@ -146,15 +146,17 @@ def lint_bodies(
     for i, body in enumerate(bodies):
         source = sources[i] if sources else None
         findings.extend(replace(f, request=i, source=source) for f in lint_body(body, wire, model))
-    for i in range(1, len(bodies)):
-        source = sources[i] if sources else None
-        findings.extend(replace(f, request=i, source=source) for f in _changes(bodies[i - 1], bodies[i], wire, model))
+    last: dict[str, Mapping[str, Any]] = {}
+    for i, body in enumerate(bodies):
+        source, own = sources[i] if sources else None, wire or detect_wire(body)
+        if own in last:  # each wire's bodies against that wire's previous one: the other is another cache
+            findings.extend(replace(f, request=i, source=source) for f in _changes(last[own], body, own, model))
+        last[own] = body
     return findings
 
 
 def load_bodies(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
-    """(source, body) pairs from a JSON file (one body or a list of them), a JSONL file (one per line),
-    ``-`` (standard input, either), or a session export (``sessions export``: its calls re-rendered)."""
+    """(source, body) pairs of a JSON body or list, JSONL, ``-`` (stdin), or a session export."""
     text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
     path = Path("<stdin>" if str(path) == "-" else path)
     if text.lstrip().startswith('{"format": "' + EXPORT_FORMAT):

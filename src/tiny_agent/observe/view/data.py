@@ -10,7 +10,7 @@ function of the log, the policy and the profile), checked against the fingerprin
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,8 @@ class _Call:
     opened: CallOpened
     record: CallRecord | None = None
     at: float = 0.0
+    request: Mapping[str, Any] | None = None
+    """The body itself, where the session was recorded from another program (``observe.record``)."""
 
 
 @dataclass
@@ -69,7 +71,10 @@ class SessionView:
     def _take(self, entry: Entry, value: TypedEntry, by_seq: dict[int, _Call]) -> None:
         match value:
             case CallOpened():
-                call = _Call(len(self.calls), entry.seq, value, at=entry.at)
+                sent = entry.body.get("request")
+                call = _Call(
+                    len(self.calls), entry.seq, value, at=entry.at, request=sent if isinstance(sent, Mapping) else None
+                )
                 self.calls.append(call)
                 by_seq[entry.seq] = call
             case CallDone(call=seq, record=record) if seq in by_seq:
@@ -148,6 +153,19 @@ class SessionView:
             profile = offline_profile(call.opened.provider, call.opened.model)
         except TinyAgentError as exc:
             return {"blocks": [], "note": f"cannot redraw it: {exc}"}
+        if call.request is not None:
+            body = dict(call.request)
+            stored = prefix_blocks(body, profile.wire)
+            blocks_shown = [block_view(b) for b in stored]
+            return {
+                "index": call.index,
+                "wire": profile.wire,
+                "exact": True,
+                "note": "the body as it was sent",
+                "blocks": blocks_shown,
+                "_blocks": stored,
+                "_body": body,
+            }
         context = self._engine()
         adapter = offline_adapter(profile)
         rendered = context.legal(context.replayed_prompt(call.seq), adapter, sending=False)
