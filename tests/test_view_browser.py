@@ -11,6 +11,8 @@ import html.parser
 import shutil
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -93,6 +95,10 @@ def test_the_page_in_headless_chromium(tmp_path: Path) -> None:
         marked = page.having("divergence")
         assert [b["data-path"] for b in marked] == ["system[0]", "system[0]"], "marked in both requests"
         assert len(page.having("shared")) >= 2 * 3, "the shared tools shaded on both sides"
+        wrong = server.url.replace(server.token, "x" + server.token[1:])
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(wrong, timeout=30)
+        assert refused.value.code == 403
         shot = tmp_path / "view.png"
         browse(f"{server.url}#call={pick['index']}", f"--screenshot={shot}")
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
