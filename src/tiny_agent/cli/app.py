@@ -267,7 +267,7 @@ def _failed(args: Sequence[str], line: str, code: int) -> int:
 
 
 def _register_commands() -> None:
-    from tiny_agent.cli import chat, config, lint, local, replay, sessions, stats
+    from tiny_agent.cli import chat, config, lint, local, record, replay, sessions, stats, view
 
     app.add_command(chat.chat_command)
     app.add_command(config.config_group)
@@ -276,6 +276,8 @@ def _register_commands() -> None:
     app.add_command(stats.stats_command)
     app.add_command(local.local_group)
     app.add_command(lint.lint_command)
+    app.add_command(view.view_command)
+    app.add_command(record.record_command)
 
 
 _register_commands()
