@@ -175,7 +175,9 @@ class Commands:
         before_calls = len(ctx.ledger.calls)
         self.printer.line("compacting: the model is writing the summary (Ctrl-C cancels)")
         try:
-            done = ctx.compact(ctx.summarizer(provider), keep_turns=keep, provider=provider)
+            # No summarizer of its own: the automatic compaction's path, which asks at the end of the
+            # cached window (a cache read) and falls back to the transcript only when that cannot be.
+            done = ctx.compact(keep_turns=keep, provider=provider)
         except CompactionError as exc:
             self._call_lines(before_calls)
             self.printer.line(f"/compact: {exc}")

@@ -257,6 +257,8 @@ class Context(Conversation):
         return clearing.clear_old_output(self, provider)
 
     def summarizer(self, provider: Provider) -> Summarizer:
-        """A summarizer that calls ``provider`` with this context's own system and tools first, so
-        the summary call reads the same cached prefix as the turns around it."""
+        """A summarizer that calls ``provider`` with this context's own system and tools first, over a
+        flattened transcript. ``compact(provider=...)`` without a summarizer is the path automatic
+        compaction takes (a cache read at the end of the window, this one as its fallback): chat's
+        /compact uses that one; pass this only to force the transcript."""
         return shrink.transcript_summarizer(self, provider)
