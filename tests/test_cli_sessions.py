@@ -255,3 +255,33 @@ def test_options_written_before_a_command_go_to_that_command(
     feed(script, Message.assistant("a task"))
     assert main(["--store", str(other), "list the sessions"]) == 0, "a task is still a task"
     assert capsys.readouterr().out.strip() == "a task"
+
+
+def test_a_read_only_store_is_read_by_every_reading_command(
+    workspace: Path, script: Script, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30, finding 4: a copied 0444 store (or a mounted backup) was refused by every command."""
+    feed(script, tool_call("read_file", "c1", path="notes.txt"), Message.assistant("buy milk"))
+    assert main(["--provider", "anthropic", "read notes"]) == 0
+    sid = sessions()[0]["id"]
+    capsys.readouterr()
+    import os
+
+    real, path = os.access, store_path()
+    # The tests run as root, which permission bits do not stop: the check sees what a user would.
+    monkeypatch.setattr(os, "access", lambda p, mode: real(p, mode) and not (mode & os.W_OK and Path(p) == path))
+    for argv in (
+        ["sessions", "list"],
+        ["sessions", "show", sid],
+        ["stats"],
+        ["replay", sid, "--provider", "anthropic"],
+        ["sessions", "export", sid, "--format", "jsonl"],
+        ["sessions", "export", sid, "--format", "anthropic"],
+    ):
+        assert main(argv) == 0, (argv, capsys.readouterr().err)
+        assert capsys.readouterr().out, argv
+    for argv in (["sessions", "rm", sid, "--yes"], ["-c", "and now?"]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "is read-only" in err[0] and "Traceback" not in err[0], (argv, err)
+    assert sessions()[0]["id"] == sid
