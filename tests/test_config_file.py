@@ -205,3 +205,27 @@ def test_a_flag_for_a_server_a_file_names_replaces_it_and_keeps_its_name(tmp_pat
         ("other", ("python", "other.py"), 7),
         ("glossary", ("python", "glossary_server.py"), 7),
     ], "started once, under the file's name, with the flag's settings"
+
+
+def test_config_show_hides_credentials_in_urls(
+    tmp_path: Path, private_dirs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30, finding 7: ``https://u:p@host`` and ``?api_key=`` were printed as written."""
+    (tmp_path / "tiny-agent.toml").write_text(
+        'base_url = "https://alice:hunter2-pass@proxy.example/v1?api_key=sk-query-secret-789"\n'
+        '[mcp.web]\nurl = "https://bob:mcp-pass-321@x.example/mcp?token=tok-in-query-654"\n'
+    )
+    for json_flag in ([], ["--json"]):
+        assert main(["config", "show", "--workspace", str(tmp_path), *json_flag]) == 0
+        out = capsys.readouterr().out
+        for secret in ("hunter2-pass", "sk-query-secret-789", "mcp-pass-321", "tok-in-query-654"):
+            assert secret not in out, (secret, out)
+        assert "proxy.example" in out and "x.example/mcp" in out, "the rest of the URL is still shown"
+
+
+def test_stored_settings_hide_url_credentials() -> None:
+    from tiny_agent.context.entries import ConfigChange
+    from tiny_agent.context.entry_codec import encode
+
+    kind, body = encode(ConfigChange({"base_url": "https://u:pw-secret-1@h.example/v1?api_key=k-secret-22"}))
+    assert "pw-secret-1" not in json.dumps(body) and "k-secret-22" not in json.dumps(body)

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from tiny_agent.cli.config_file import CONFIG_KEYS, CONFIG_NAME, config_paths, load_config
+from tiny_agent.redaction import redact_json
 
 __all__ = ["config_group"]
 
@@ -50,7 +51,9 @@ def _shown(value: Any) -> str:
 
 def _masked(values: dict[str, Any]) -> dict[str, Any]:
     """The values with what an MCP server's ``env`` and ``headers`` set written literally (a token, a
-    key) masked; a value that takes a ``${VAR}`` from the environment is shown as written."""
+    key) masked; a value that takes a ``${VAR}`` from the environment is shown as written. Every
+    value also goes through ``redact``: a URL's password and a key in its query are hidden."""
+    values = redact_json(values)
     servers = values.get("mcp")
     if not isinstance(servers, dict):
         return values
