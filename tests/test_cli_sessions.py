@@ -285,3 +285,24 @@ def test_a_read_only_store_is_read_by_every_reading_command(
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "is read-only" in err[0] and "Traceback" not in err[0], (argv, err)
     assert sessions()[0]["id"] == sid
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai"])
+def test_an_export_in_a_wire_format_is_a_legal_request(
+    workspace: Path, script: Script, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    """Issue 30, finding 8: a finished session's export ended on the assistant's answer, which our own
+    lint calls illegal as a request; the export is now the request that asked for that answer."""
+    feed(script, tool_call("read_file", "c1", path="notes.txt"), Message.assistant("The note says to buy milk."))
+    assert main(["read notes"]) == 0
+    sid = sessions()[0]["id"]
+    capsys.readouterr()
+    assert main(["sessions", "export", sid, "--format", fmt]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["messages"][-1]["role"] != "assistant"
+    assert "The note says" not in json.dumps(body), "the final answer is what this request would get back"
+    exported = workspace / "body.json"
+    exported.write_text(json.dumps(body))
+    main(["lint", str(exported), "--json"])  # a short prefix below the cache minimum is only a warning
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert not [f for f in findings if f["severity"] == "error"], findings
