@@ -13,6 +13,7 @@
 - ``runtime``: the flags of ``run`` and ``chat`` turned into one ``Run.open`` call.
 - ``sessions``: ``tiny-agent sessions list|show|export|import|fork|rm``.
 - ``stats``: ``tiny-agent stats``: what stored sessions cost, what the cache read, which layers moved.
+- ``typos``: a misspelt command said as one ("did you mean"), not run as a task.
 """
 
 from tiny_agent.cli.app import main

@@ -24,6 +24,7 @@ from tiny_agent.agent.loop import RunResult
 from tiny_agent.cli.options import agent_options
 from tiny_agent.cli.printer import Printer
 from tiny_agent.cli.runtime import Runtime, open_runtime
+from tiny_agent.cli.typos import refuse_a_misspelt_command
 from tiny_agent.errors import ConfigError, StoreError, TinyAgentError
 
 __all__ = ["EXIT_CODES", "app", "main"]
@@ -83,6 +84,7 @@ class _Group(DefaultGroup):  # type: ignore[misc]  # click-default-group has no 
     "sessions list" (which costs a model call) with that store."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        refuse_a_misspelt_command(self, args)
         parsed: list[str] = super().parse_args(ctx, _command_first(self, ctx, args))
         return parsed
 
