@@ -57,6 +57,8 @@ class Recorder(Protocol):
 
     def threshold(self, provider: Provider | None = None) -> int: ...
 
+    def planned_threshold(self, provider: Provider) -> int: ...
+
     def replayed_prompt(self, before_seq: int) -> Prompt: ...
 
 
@@ -85,7 +87,7 @@ def call(
         tuple(state.changes),
         shared,
         engine.context_window(provider),
-        engine.threshold(provider),
+        engine.planned_threshold(provider),  # where the active policy will compact, for the plot
         engine.decided,
     )
     (entry,) = engine.append([opened])

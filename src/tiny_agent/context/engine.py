@@ -209,6 +209,11 @@ class Context(Conversation):
                 return size + self.ledger.estimate(state.messages[count:])
         return self.ledger.estimate_prompt(prompt or self.prompt())
 
+    def planned_threshold(self, provider: Provider) -> int:
+        """Where the active policy will compact (see ``shrink.summarize.planned_threshold``): the
+        ceiling ``threshold`` under "fraction", the cheapest cycle's threshold under "cost"."""
+        return shrink.planned_threshold(self, provider)
+
     def needs_compaction(self, provider: Provider | None = None) -> bool:
         return self.context_tokens(provider) > self.threshold(provider)
 
