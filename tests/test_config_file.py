@@ -227,5 +227,5 @@ def test_stored_settings_hide_url_credentials() -> None:
     from tiny_agent.context.entries import ConfigChange
     from tiny_agent.context.entry_codec import encode
 
-    kind, body = encode(ConfigChange({"base_url": "https://u:pw-secret-1@h.example/v1?api_key=k-secret-22"}))
+    _kind, body = encode(ConfigChange({"base_url": "https://u:pw-secret-1@h.example/v1?api_key=k-secret-22"}))
     assert "pw-secret-1" not in json.dumps(body) and "k-secret-22" not in json.dumps(body)

@@ -111,7 +111,9 @@ def test_the_plot_draws_where_the_cost_policy_compacts(tmp_path: Path) -> None:
     from tiny_agent.context.config import ContextConfig
 
     with SQLiteStore(tmp_path / "s.db") as store, BillingFake([tour(tmp_path, "gamma", 8)]) as fake:
-        sid = record(store, fake, tmp_path, "anthropic", "c", ["tour the gamma files"], config=ContextConfig(keep_turns=2))
+        sid = record(
+            store, fake, tmp_path, "anthropic", "c", ["tour the gamma files"], config=ContextConfig(keep_turns=2)
+        )
         series = plot_session(store, sid, tmp_path / "c.png", size=(800, 600))
     assert len(series.compactions) >= 1
     assert series.threshold[0] == 800_000, "before any turn the growth is unknown: the ceiling"

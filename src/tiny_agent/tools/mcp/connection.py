@@ -203,7 +203,10 @@ class Connection:
             if self._stop is not None and self._task is not None and not self._task.done():
                 self.portal.call(self._stop.set)
                 self._task.result(timeout=_STOP_TIMEOUT)
-        except (Exception, concurrent.futures.CancelledError):  # a server that died or will not stop: the SDK has killed it by now
+        except (
+            Exception,
+            concurrent.futures.CancelledError,
+        ):  # a server that died or will not stop: the SDK has killed it by now
             logger.debug("%s did not stop cleanly", self.label, exc_info=True)
         finally:
             self._errlog.close()
