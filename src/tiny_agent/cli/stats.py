@@ -16,6 +16,7 @@ from tiny_agent.cli.output import write_bytes
 from tiny_agent.errors import ConfigError
 from tiny_agent.observe.report import format_stats
 from tiny_agent.observe.stats import BY, Stats, stats
+from tiny_agent.observe.usage import PERIODS, usage_lines, usage_table
 from tiny_agent.store import open_store
 from tiny_agent.store.base import GroupKey
 from tiny_agent.store.location import default_location
@@ -26,11 +27,23 @@ __all__ = ["stats_command"]
 
 @click.command("stats")
 @click.argument("ids", nargs=-1, metavar="[ID]...")
-@click.option("--since", metavar="DATE", help="Calls from this date or time on (2026-12-01, 2026-12-01T14:30, 7d).")
+@click.option(
+    "--since", metavar="DATE", help="Calls from this date or time on (2026-12-01, 2026-12-01T14:30, 7d, 1w)."
+)
 @click.option("--until", metavar="DATE", help="Calls before this time, or up to the end of this date.")
 @click.option("--workspace", type=click.Path(file_okay=False), help="Only sessions of this folder.")
 @click.option("--model", metavar="M", help="Only calls to this model.")
-@click.option("--by", type=click.Choice(BY), help="A table by session, day, model or workspace.")
+@click.option(
+    "--by",
+    type=click.Choice(tuple(dict.fromkeys((*PERIODS, *BY)))),
+    help="A table by day, week, month, model, session, 5-hour billing block (ccusage's columns) or workspace.",
+)
+@click.option("--breakdown", is_flag=True, help="Each period's figures per model too.")
+@click.option("--order", type=click.Choice(["asc", "desc"]), default="asc", help="Periods oldest or newest first.")
+@click.option("--timezone", metavar="TZ", help="The zone of days, weeks, months and blocks (default: this machine's).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "csv", "json"]), default="text", help="How the --by table is written."
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object (every session's figures included).")
 @click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png", help="Draw it (needs matplotlib).")
 @store_option
@@ -40,7 +53,11 @@ def stats_command(
     until: str | None,
     workspace: str | None,
     model: str | None,
-    by: GroupKey | None,
+    by: str | None,
+    breakdown: bool,
+    order: str,
+    timezone: str | None,
+    fmt: str,
     as_json: bool,
     plot: str | None,
     store: str | None,
@@ -54,8 +71,12 @@ def stats_command(
     if path is None:
         click.echo(f"tiny-agent: no sessions recorded yet ({default_location(os.environ)} does not exist)", err=True)
         return 1
+    if fmt != "text" and by is None:
+        raise click.UsageError(f"--format {fmt} writes the --by table: give --by too (e.g. --by day)")
+    period = by if by in PERIODS else None
+    grouped: GroupKey | None = by if by in BY and period is None else None  # type: ignore[assignment]
     with open_store(path) as opened:
-        result = stats(opened, ids, since=since, until=until, workspace=workspace, model=model, by=by)
+        result = stats(opened, ids, since=since, until=until, workspace=workspace, model=model, by=grouped)
         if not result.total.calls and not result.sessions:
             filtered = ids or since or until or workspace or model
             what = "match these filters" if filtered else "are recorded"
@@ -63,12 +84,35 @@ def stats_command(
             return 1
         if plot is not None:
             _plot(opened, result, Path(plot))
+        table = None
+        if period is not None:
+            table = usage_table(
+                opened, period, ids=ids, since=since, until=until, workspace=workspace, model=model,
+                timezone=timezone, order=order, breakdown=breakdown,  # type: ignore[arg-type]
+            )  # fmt: skip
         if as_json:
-            click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+            body = result.to_dict()
+            if table is not None:
+                body["by"], body["usage"] = period, json.loads(usage_lines(table, "json")[0])
+            click.echo(json.dumps(body, ensure_ascii=False))
+        elif table is not None and fmt != "text":
+            for line in usage_lines(table, fmt):  # type: ignore[arg-type]
+                click.echo(line)
         else:
             for line in format_stats(result, lambda sid: opened.get(sid).title):
                 click.echo(line)
+            if table is not None:
+                _echo_table(usage_lines(table), f"by {period} ({table.timezone} time)")
     return 0
+
+
+def _echo_table(lines: list[str], title: str) -> None:
+    """Bold head and total on a terminal; click leaves the styles out when the output is piped."""
+    click.echo("")
+    click.echo(title)
+    for number, line in enumerate(lines):
+        bold = number == 0 or number == len(lines) - 1
+        click.echo(click.style(line, bold=True) if bold else line)
 
 
 def _plot(store: SqlStore, result: Stats, path: Path) -> None:
