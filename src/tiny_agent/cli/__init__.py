@@ -4,12 +4,14 @@
 - ``chat``: ``tiny-agent chat``: talk to the agent turn by turn on a stored session (the slash commands).
 - ``config``: ``tiny-agent config show``: the ``tiny-agent.toml`` files merged, each value with its source.
 - ``config_file``: reading ``tiny-agent.toml`` (the user's, then the workspace's), key by key.
+- ``config_name``: the file's name, apart so the options can name it.
 - ``lint``: ``tiny-agent lint FILE.json``: the hazards of a request body, before anything is spent.
 - ``local``: ``tiny-agent local start|stop|status``: one warm llama.cpp server that outlives runs.
 - ``options``: the flags ``run`` and ``chat`` share, with parsers that say exactly what to fix.
 - ``output``: writing a command's output to a file the user named (atomically) or to stdout.
 - ``printer``: everything the CLI prints: streamed text on stdout, one line per event on stderr, totals.
 - ``replay``: ``tiny-agent replay ID``: what a stored session would have cost under another policy.
+- ``run_keys``: the run settings a ``tiny-agent.toml`` may set, derived from the options, and their sources.
 - ``runtime``: the flags of ``run`` and ``chat`` turned into one ``Run.open`` call.
 - ``sessions``: ``tiny-agent sessions list|show|export|import|fork|rm``.
 - ``stats``: ``tiny-agent stats``: what stored sessions cost, what the cache read, which layers moved.

@@ -21,6 +21,7 @@ import click
 from click_default_group import DefaultGroup
 
 from tiny_agent.agent.loop import RunResult
+from tiny_agent.cli.config_file import with_file_settings
 from tiny_agent.cli.options import agent_options
 from tiny_agent.cli.printer import Printer
 from tiny_agent.cli.runtime import Runtime, open_runtime
@@ -131,6 +132,7 @@ app: click.Group = click.group(
 def run_command(ctx: click.Context, /, task: tuple[str, ...], **opts: Any) -> int:
     """Run TASK in the workspace until the model answers. TASK "-" (or none, with input piped in)
     reads the task from stdin; with both, the piped text is added below the task as context."""
+    opts = with_file_settings(ctx, opts)
     text = _task(task)
     if text is None:
         if _stdin_is_terminal() and not opts["as_json"]:

@@ -19,6 +19,7 @@ import click
 import platformdirs
 
 from tiny_agent.agent.events import Event, call_events
+from tiny_agent.cli.config_file import with_file_settings
 from tiny_agent.cli.options import agent_options
 from tiny_agent.cli.printer import Printer
 from tiny_agent.cli.runtime import Runtime, open_runtime
@@ -48,7 +49,7 @@ COMMANDS = {
 @click.pass_context
 def chat_command(ctx: click.Context, /, **opts: Any) -> int:
     """Talk to the agent on a new session (or -c / --resume ID to go on with one)."""
-    return chat_loop(ctx, opts)
+    return chat_loop(ctx, with_file_settings(ctx, opts))
 
 
 def chat_loop(click_ctx: click.Context, opts: dict[str, Any]) -> int:

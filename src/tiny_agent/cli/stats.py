@@ -27,9 +27,7 @@ __all__ = ["stats_command"]
 
 @click.command("stats")
 @click.argument("ids", nargs=-1, metavar="[ID]...")
-@click.option(
-    "--since", metavar="DATE", help="Calls from this date or time on (2026-12-01, 2026-12-01T14:30, 7d, 1w)."
-)
+@click.option("--since", metavar="DATE", help="Calls from this date or time on (2026-12-01, 2026-12-01T14:30, 7d, 1w).")
 @click.option("--until", metavar="DATE", help="Calls before this time, or up to the end of this date.")
 @click.option("--workspace", type=click.Path(file_okay=False), help="Only sessions of this folder.")
 @click.option("--model", metavar="M", help="Only calls to this model.")
@@ -74,7 +72,7 @@ def stats_command(
     if fmt != "text" and by is None:
         raise click.UsageError(f"--format {fmt} writes the --by table: give --by too (e.g. --by day)")
     period = by if by in PERIODS else None
-    grouped: GroupKey | None = by if by in BY and period is None else None  # type: ignore[assignment]
+    grouped: GroupKey | None = by if by in BY and period is None else None
     with open_store(path) as opened:
         result = stats(opened, ids, since=since, until=until, workspace=workspace, model=model, by=grouped)
         if not result.total.calls and not result.sessions:

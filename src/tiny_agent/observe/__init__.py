@@ -14,6 +14,7 @@ only context, providers, store and types. matplotlib is imported only by ``obser
 - ``report``: the look back as lines for a person: totals, misses by cause, layers, a table per group.
 - ``stats``: ``stats``: what stored sessions cost, what the cache read, which prefix layers moved.
 - ``telemetry``: OpenTelemetry spans for a run, its model calls and its tool calls.
+- ``usage``: ccusage's tables: tokens by class and dollars per day, week, month, model, session or 5-hour block.
 """
 
 from tiny_agent.observe.figures import Figures, LayerFigures, MissCause

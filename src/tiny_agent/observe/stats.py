@@ -216,7 +216,8 @@ def _bulk() -> Iterator[None]:
 
 def parse_when(value: When, name: str = "since", *, end: bool = False) -> float | None:
     """Unix time of a date (``2026-12-01``; as an end, the end of that day), a local time
-    (``2026-12-01T14:30``, an offset allowed), ``today``, ``yesterday``, or an age (``1w``, ``7d``, ``12h``, ``30m``)."""
+    (``2026-12-01T14:30``, an offset allowed), ``today``, ``yesterday``, or an age (``1w``, ``7d``, ``12h``,
+    ``30m``)."""
     if value is None or isinstance(value, int | float):
         return None if value is None else float(value)
     if isinstance(value, datetime.datetime):

@@ -26,7 +26,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.observe.stats import When, parse_when
-from tiny_agent.store.base import CallQuery, CallRow, Store
+from tiny_agent.store.base import CallQuery, Store
+from tiny_agent.store.call_queries import USAGE_BUCKET_S
 
 __all__ = ["PERIODS", "Period", "UsageRow", "UsageTable", "usage_lines", "usage_table"]
 
@@ -56,15 +57,16 @@ class UsageRow:
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens + self.cache_create_tokens + self.cache_read_tokens
 
-    def add(self, row: CallRow, model: str) -> None:
-        read, write = row.cache_read_tokens or 0, row.cache_write_tokens or 0
-        self.models.add(model)
-        self.input_tokens += max(0, (row.input_tokens or 0) - read - write)
-        self.output_tokens += row.output_tokens or 0
-        self.cache_create_tokens += write
-        self.cache_read_tokens += read
-        self.cost_usd += row.cost_usd or 0.0
-        self.calls += 1
+    def add(self, sums: Sequence[Any]) -> None:
+        """Add one row of ``Store.usage_sums`` (bucket, first at, model, session, calls, uncached
+        input, output, cache read, cache write, dollars)."""
+        self.models.add(str(sums[2]))
+        self.calls += int(sums[4])
+        self.input_tokens += int(sums[5])
+        self.output_tokens += int(sums[6])
+        self.cache_read_tokens += int(sums[7])
+        self.cache_create_tokens += int(sums[8])
+        self.cost_usd += float(sums[9])
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -112,17 +114,16 @@ def usage_table(
     sessions = tuple(dict.fromkeys(store.get(i).id for i in ids))
     folder = str(Path(workspace).expanduser().resolve()) if workspace is not None else None
     query = CallQuery(sessions, parse_when(since, "since"), parse_when(until, "until", end=True), folder, model)
-    rows = sorted((r for r in store.calls(query) if r.status == "done"), key=lambda r: r.at)
-    keys = _keys(rows, by, zone)
+    sums = store.usage_sums(query, by_session=by == "session")
+    keys = _keys(sums, by, zone)
     table: dict[str, UsageRow] = {}
     total = UsageRow("Total")
-    for row, key in zip(rows, keys, strict=True):
-        name = row.response_model or row.model
+    for row, key in zip(sums, keys, strict=True):
         period = table.setdefault(key, UsageRow(key))
-        period.add(row, name)
-        total.add(row, name)
+        period.add(row)
+        total.add(row)
         if breakdown:
-            period.breakdown.setdefault(name, UsageRow(name)).add(row, name)
+            period.breakdown.setdefault(str(row[2]), UsageRow(str(row[2]))).add(row)
     ordered = sorted(table.values(), key=lambda r: r.key, reverse=order == "desc")
     if by in ("model", "session"):  # not periods: the costliest first
         ordered = sorted(table.values(), key=lambda r: (-r.cost_usd, r.key))
@@ -140,33 +141,39 @@ def _zone(name: str | None) -> datetime.tzinfo | None:
         raise ConfigError(f"--timezone {name!r} is not a time zone; give one like UTC or Europe/Berlin") from None
 
 
-def _keys(rows: Sequence[CallRow], by: Period, zone: datetime.tzinfo | None) -> list[str]:
+def _keys(sums: Sequence[Sequence[Any]], by: Period, zone: datetime.tzinfo | None) -> list[str]:
     if by == "model":
-        return [r.response_model or r.model for r in rows]
+        return [str(r[2]) for r in sums]
     if by == "session":
-        return [r.session_id[:12] for r in rows]
+        return [str(r[3])[:12] for r in sums]
     if by == "block":
-        return _blocks(rows, zone)
+        return _blocks(sums, zone)
+    names: dict[int, str] = {}  # a bucket's period, worked out once per bucket
     out = []
-    for row in rows:
-        when = datetime.datetime.fromtimestamp(row.at, zone)
-        if by == "month":
-            out.append(f"{when:%Y-%m}")
-        elif by == "week":
-            out.append((when.date() - datetime.timedelta(days=when.weekday())).isoformat())
-        else:
-            out.append(when.date().isoformat())
+    for row in sums:
+        bucket = int(row[0])
+        if bucket not in names:
+            when = datetime.datetime.fromtimestamp(bucket * USAGE_BUCKET_S, zone)
+            if by == "month":
+                names[bucket] = f"{when:%Y-%m}"
+            elif by == "week":
+                names[bucket] = (when.date() - datetime.timedelta(days=when.weekday())).isoformat()
+            else:
+                names[bucket] = when.date().isoformat()
+        out.append(names[bucket])
     return out
 
 
-def _blocks(rows: Sequence[CallRow], zone: datetime.tzinfo | None) -> list[str]:
-    """Each call's block, named by its start (in ``zone``): rows in time order."""
+def _blocks(sums: Sequence[Sequence[Any]], zone: datetime.tzinfo | None) -> list[str]:
+    """Each bucket's block, named by its start (in ``zone``); buckets in time order. A block starts on
+    the hour and lasts a whole number of buckets, so a bucket lies wholly inside one block or another."""
     out: list[str] = []
     start: float | None = None
     name = ""
-    for row in rows:
-        if start is None or row.at >= start + BLOCK_SECONDS:
-            start = row.at - row.at % 3600  # the hour of the block's first call
+    for row in sums:
+        first = float(row[1])
+        if start is None or first >= start + BLOCK_SECONDS:
+            start = first - first % 3600  # the hour of the block's first call
             name = f"{datetime.datetime.fromtimestamp(start, zone):%Y-%m-%d %H:%M}"
         out.append(name)
     return out
@@ -186,7 +193,7 @@ def usage_lines(table: UsageTable, fmt: Literal["text", "csv", "json"] = "text")
     cells = []
     for row in table.rows:
         cells.append(_cells(row, row.key))
-        cells += [_cells(b, f"  └ {b.key}") for _, b in sorted(row.breakdown.items())]
+        cells += [_cells(b, f"  └ {b.key}", named=False) for _, b in sorted(row.breakdown.items())]
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
@@ -205,9 +212,10 @@ def usage_lines(table: UsageTable, fmt: Literal["text", "csv", "json"] = "text")
     return lines
 
 
-def _cells(row: UsageRow, key: str, *, plain: bool = False) -> tuple[str, ...]:
+def _cells(row: UsageRow, key: str, *, plain: bool = False, named: bool = True) -> tuple[str, ...]:
+    """``named``: the models column filled (a breakdown row's key already is its model)."""
     numbers = (row.input_tokens, row.output_tokens, row.cache_create_tokens, row.cache_read_tokens, row.total_tokens)
-    models = (" " if plain else ", ").join(sorted(row.models)) if not row.breakdown or plain else ""
+    models = (" " if plain else ", ").join(sorted(row.models)) if named else ""
     if plain:
         return (key, models, *(str(n) for n in numbers), f"{row.cost_usd:.4f}")
     return (key, models, *(f"{n:,}" for n in numbers), f"${row.cost_usd:,.2f}")
