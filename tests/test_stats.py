@@ -286,3 +286,11 @@ def test_the_daily_and_monthly_tables_are_ccusages(usage_store: Path, capsys: py
     assert json.loads(capsys.readouterr().out)["total"]["calls"] == 1
     assert main(["stats", "--store", str(usage_store), "--by", "day", "--timezone", "Mars/Olympus"]) == 2
     assert "is not a time zone" in capsys.readouterr().err
+
+
+def test_every_table_has_the_cache_columns(usage_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for by in ("day", "week", "month", "model", "session", "block", "workspace"):
+        assert main(["stats", "--store", str(usage_store), "--by", by]) == 0, by
+        out = capsys.readouterr().out.lower()
+        assert "cache write" in out or "cache create" in out, by
+        assert "cache read" in out, by
