@@ -74,20 +74,23 @@ def stats_command(
     period = by if by in PERIODS else None
     grouped: GroupKey | None = by if by in BY and period is None else None
     with open_store(path) as opened:
-        result = stats(opened, ids, since=since, until=until, workspace=workspace, model=model, by=grouped)
-        if not result.total.calls and not result.sessions:
-            filtered = ids or since or until or workspace or model
-            what = "match these filters" if filtered else "are recorded"
-            click.echo(f"tiny-agent: no model calls in {opened.location} {what}", err=True)
-            return 1
-        if plot is not None:
-            _plot(opened, result, Path(plot))
         table = None
         if period is not None:
             table = usage_table(
                 opened, period, ids=ids, since=since, until=until, workspace=workspace, model=model,
                 timezone=timezone, order=order, breakdown=breakdown,  # type: ignore[arg-type]
             )  # fmt: skip
+        if table is not None and fmt != "text" and not as_json and plot is None:
+            if not table.total.calls:
+                return _nothing(opened.location, bool(ids or since or until or workspace or model))
+            for line in usage_lines(table, fmt):  # type: ignore[arg-type]  # the table alone: no summary to sum
+                click.echo(line)
+            return 0
+        result = stats(opened, ids, since=since, until=until, workspace=workspace, model=model, by=grouped)
+        if not result.total.calls and not result.sessions:
+            return _nothing(opened.location, bool(ids or since or until or workspace or model))
+        if plot is not None:
+            _plot(opened, result, Path(plot))
         if as_json:
             body = result.to_dict()
             if table is not None:
@@ -102,6 +105,12 @@ def stats_command(
             if table is not None:
                 _echo_table(usage_lines(table), f"by {period} ({table.timezone} time)")
     return 0
+
+
+def _nothing(location: str, filtered: bool) -> int:
+    what = "match these filters" if filtered else "are recorded"
+    click.echo(f"tiny-agent: no model calls in {location} {what}", err=True)
+    return 1
 
 
 def _echo_table(lines: list[str], title: str) -> None:
