@@ -323,7 +323,8 @@ def test_lint_reports_each_thinking_rule_by_its_id_and_a_change_of_settings() ->
     bad = {**body, "messages": [body["messages"][0], {**second, "content": second["content"][2:]}, body["messages"][2]]}
     assert "thinking-final-assistant" in {f.rule for f in lint_body(bad, "anthropic")}
     bad = {**body, "messages": [body["messages"][0], {**second, "content": marked}, body["messages"][2]]}
-    assert "thinking-cache-control" in {f.rule for f in lint_body(bad, "anthropic")}
+    # lint names a marker on a thinking block once, by the breakpoint rule, at the block itself
+    assert "breakpoint-on-uncacheable" in {f.rule for f in lint_body(bad, "anthropic")}
     other = {**body, "thinking": {"type": "adaptive"}}
     assert "thinking-changed" in {f.rule for f in lint_bodies([body, other], "anthropic")}
     chat = {
@@ -402,5 +403,8 @@ def test_the_cli_shows_thinking_folded_and_json_carries_it(
 def test_the_config_file_takes_the_thinking_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nowhere"))
     (tmp_path / "tiny-agent.toml").write_text('thinking = 4096\nthinking_display = "omitted"\neffort = "low"\n')
-    settings = load_config(tmp_path).settings()
-    assert (settings.thinking, settings.thinking_display, settings.effort) == ("4096", "omitted", "low")
+    from tiny_agent.cli.run_keys import checked_value
+
+    values = load_config(tmp_path).values  # run settings: applied where no flag is given
+    found = tuple(checked_value(key, values[key], key) for key in ("thinking", "thinking_display", "effort"))
+    assert found == ("4096", "omitted", "low")
