@@ -39,8 +39,8 @@ __all__ = [
 ]
 
 Role = Literal["user", "assistant"]
-Wire = Literal["anthropic", "openai"]
-"""A wire format: Anthropic Messages, or OpenAI Chat Completions."""
+Wire = Literal["anthropic", "openai", "responses"]
+"""A wire format: Anthropic Messages, OpenAI Chat Completions, or OpenAI Responses."""
 
 INVALID_JSON_KEY = "__invalid_json__"
 """Key of a tool call's input when the model's arguments were not a JSON object; holds the raw text,
@@ -53,9 +53,11 @@ class TextBlock:
 
     text: str
     type: Literal["text"] = "text"
+    phase: str = ""
+    """The Responses API's ``phase`` of an assistant message (GPT-5.5+), replayed as received."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "text", "text": self.text}
+        return {"type": "text", "text": self.text, **({"phase": self.phase} if self.phase else {})}
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,7 @@ def block_from_dict(data: Mapping[str, Any]) -> Block:
     """Inverse of ``Block.to_dict``; raises ValueError on an unknown block type."""
     kind = data.get("type")
     if kind == "text":
-        return TextBlock(str(data["text"]))
+        return TextBlock(str(data["text"]), phase=str(data.get("phase") or ""))
     if kind == "tool_use":
         return ToolUseBlock(str(data["id"]), str(data["name"]), dict(data.get("input") or {}))
     if kind == "tool_result":

@@ -334,6 +334,8 @@ def _provider(settings: RunSettings, options: dict[str, Any], env: Mapping[str, 
         kwargs["max_tokens"] = settings.max_tokens
     if settings.cache_ttl is not None:
         kwargs["cache_ttl"] = settings.cache_ttl
+    if settings.api is not None:
+        kwargs["api"] = settings.api
     return resolve_provider(settings.provider, model=settings.model, base_url=settings.base_url, env=env, **kwargs)
 
 

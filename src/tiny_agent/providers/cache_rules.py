@@ -103,7 +103,11 @@ OPENAI_EXPLICIT_TTL = "30m"
 OPENAI_READ_BREAKPOINTS = 80
 """GPT-5.6+: a read considers the latest 80 breakpoints of the request, wherever they are (no lookback)."""
 
-DEFAULT_MIN_TOKENS: Mapping[Wire, int] = {"anthropic": 1024, "openai": OPENAI_MIN_TOKENS}
+DEFAULT_MIN_TOKENS: Mapping[Wire, int] = {
+    "anthropic": 1024,
+    "openai": OPENAI_MIN_TOKENS,
+    "responses": OPENAI_MIN_TOKENS,
+}
 
 ANTHROPIC_MIN_TOKENS: Mapping[str, int] = {
     # The mid-2026 "Cache limitations" table. Other copies disagree (Opus 4.7 at 4,096, Sonnet 4.6 at
@@ -216,7 +220,7 @@ def rules_of(profile: str, model: str, wire: Wire, overrides: Mapping[str, int] 
     name = normalise_model(model)
     keyed = bool(_OPENAI_MODEL.match(name))
     if _GPT_EXPLICIT.match(name):
-        return _openai_explicit(model, minimum)
+        return replace(_openai_explicit(model, minimum), wire=wire)
     # Reads at the model's cached-input price, which genai-prices knows; the multiplier is a fallback
     # (gpt-4o's published ratio; newer models are cheaper).
     rules = _automatic(wire, model, minimum, OPENAI_INCREMENT, OPENAI_TTL_SECONDS, writes_billed=False, read=0.5)

@@ -244,6 +244,10 @@ class Simulator:
         head: tuple[str, ...] = ()
         if self.wire == "openai":
             head = ("response_format", "parallel_tool_calls", "reasoning_effort", "prompt_cache_key")
+        elif self.wire == "responses":
+            from tiny_agent.providers.responses.wire import SETTINGS
+
+            head = SETTINGS
         h = _hash("", canonical({"model": body.get("model", self.model), **{k: body.get(k) for k in head}}))
         settings = canonical({k: body.get(k) for k in (*names, *head)})
         hashes: list[str] = []

@@ -92,6 +92,10 @@ def prefix_blocks(body: Mapping[str, Any], wire: Wire, counter: Counter = block_
     def _block(path: str, data: Any, role: Any) -> PrefixBlock:
         return _counted(path, data, role, counter)
 
+    if wire == "responses":
+        from tiny_agent.providers.responses import wire as responses
+
+        return responses.prefix_blocks(body, counter)
     out = [_block(f"tools[{i}]", t, "tool") for i, t in enumerate(body.get("tools") or [])]
     if wire == "anthropic":
         system = body.get("system")

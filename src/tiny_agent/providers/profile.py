@@ -16,6 +16,7 @@ from typing import Any
 
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, CacheRules, Ttl, rules_of
 from tiny_agent.providers.pricing import TokenPrices, context_window_of, price_usd, token_prices
+from tiny_agent.providers.responses import wire as responses_wire
 from tiny_agent.providers.wire_check import (
     AnthropicCheck,
     OpenAICheck,
@@ -81,16 +82,21 @@ class ProviderProfile:
         """What the wire would refuse in ``body`` (empty: legal)."""
         if self.wire == "anthropic":
             return check_anthropic_body(body, self.cache.max_breakpoints)
+        if self.wire == "responses":
+            return responses_wire.check_responses_body(body, self.cache.max_breakpoints)
         return check_openai_body(body)
 
     def checker(self) -> WireCheck:
         """An incremental check of this wire (see ``wire_check``)."""
+        if self.wire == "responses":
+            return responses_wire.ResponsesCheck()
         return AnthropicCheck() if self.wire == "anthropic" else OpenAICheck()
 
     def finish_check(self, check: WireCheck, body: Mapping[str, Any]) -> tuple[list[str], int]:
         """The problems ``check`` found in ``body`` (its breakpoints held to the limit), and how many
         breakpoints the body carries."""
-        marks = count_marks(body) if self.cache.max_breakpoints else 0
+        counted = responses_wire.count_marks if self.wire == "responses" else count_marks
+        marks = counted(body) if self.cache.max_breakpoints else 0
         return check.finish(marks, self.cache.max_breakpoints), marks
 
 

@@ -21,6 +21,7 @@ from tiny_agent.providers.pricing import FREE
 from tiny_agent.providers.profile import ProviderProfile, profile_for
 
 __all__ = [
+    "APIS",
     "AUTO_ORDER",
     "LOCAL",
     "LOCAL_KEY_ENV",
@@ -28,6 +29,7 @@ __all__ = [
     "PROFILES",
     "PROVIDER_NAMES",
     "Profile",
+    "choose_api",
     "offline_adapter",
     "offline_profile",
     "resolve_provider",
@@ -139,6 +141,15 @@ def resolve_provider(
         "name": profile.name,
         "key_env": profile.key_env,
     }
+    api = choose_api(profile.name, common["model"], url, kwargs.pop("api", None))
+    if api == "responses":
+        checked_ttl(kwargs.pop("cache_ttl", DEFAULT_TTL), "responses", profile.name)
+        from tiny_agent.providers.responses.adapter import ResponsesProvider
+
+        return ResponsesProvider(**common, **kwargs)
+    for option in RESPONSES_ONLY:  # effort: only where the adapter takes it (another helper adds it there)
+        if option in kwargs and option not in _accepted(profile.wire):
+            kwargs.pop(option)
     match profile.wire:
         case "anthropic":
             # Each SDK takes a second or more to import: only the one in use is loaded.
@@ -150,10 +161,48 @@ def resolve_provider(
             from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 
             return OpenAICompatProvider(**common, **kwargs)
+        case "responses":
+            raise AssertionError("a profile names the chat wire; the Responses API is chosen by choose_api")
+
+
+APIS = ("responses", "chat")
+"""``--api`` for OpenAI: the Responses API or Chat Completions."""
+RESPONSES_ONLY = ("effort", "stateful", "compact_threshold")
+"""Adapter options of the Responses API that the other adapters may not take."""
+
+
+def choose_api(profile: str, model: str, base_url: str | None, api: str | None) -> str:
+    """``api`` if given (OpenAI only), else ``responses`` for OpenAI's own reasoning models at OpenAI's
+    own endpoint (their reasoning carries over between calls only there), ``chat`` for the rest."""
+    if api is not None and api not in APIS:
+        raise ConfigError(f"api must be one of {', '.join(APIS)}, not {api!r}")
+    if profile != "openai":
+        if api == "responses":
+            raise ConfigError(f"--api responses is OpenAI's; {profile!r} speaks chat completions")
+        return "chat"
+    if api is not None:
+        return api
+    from tiny_agent.providers.responses.items import reasons
+
+    own = base_url is None or base_url.rstrip("/") == PROFILES["openai"].base_url
+    return "responses" if own and reasons(model) else "chat"
+
+
+def _accepted(wire: Wire) -> frozenset[str]:
+    if wire == "anthropic":
+        from tiny_agent.providers.anthropic.adapter import AnthropicProvider as adapter
+    else:
+        from tiny_agent.providers.openai.adapter import OpenAICompatProvider as adapter  # type: ignore[assignment]
+    return frozenset(inspect.signature(adapter).parameters)
 
 
 def offline_profile(
-    name: str, model: str | None = None, *, cache_ttl: str = DEFAULT_TTL, context_window: int | None = None
+    name: str,
+    model: str | None = None,
+    *,
+    cache_ttl: str = DEFAULT_TTL,
+    context_window: int | None = None,
+    api: str | None = None,
 ) -> ProviderProfile:
     """The profile of the provider called ``name`` without building it (no key, no server): what a
     replay prices and renders with. The local model's is the embedded model's (free, JSON tools)."""
@@ -173,7 +222,9 @@ def offline_profile(
     if known is None:
         raise ConfigError(f"unknown provider {name!r}; known providers: {', '.join(PROVIDER_NAMES)}")
     ttl = checked_ttl(cache_ttl, known.wire, name)
-    return profile_for(name, known.wire, model or known.default_model, cache_ttl=ttl, context_window=context_window)
+    model = model or known.default_model
+    wire: Wire = "responses" if choose_api(name, model, None, api) == "responses" else known.wire
+    return profile_for(name, wire, model, cache_ttl=ttl, context_window=context_window)
 
 
 def offline_adapter(profile: ProviderProfile) -> Provider:
@@ -184,6 +235,10 @@ def offline_adapter(profile: ProviderProfile) -> Provider:
         return AnthropicProvider(
             model=profile.model, api_key="rendering-only", name=profile.name, cache_ttl=profile.cache_ttl
         )
+    if profile.wire == "responses":
+        from tiny_agent.providers.responses.adapter import ResponsesProvider
+
+        return ResponsesProvider(model=profile.model, api_key="rendering-only", name=profile.name)
     from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 
     mode = "json_schema" if profile.tool_grammar else "native"

@@ -17,6 +17,7 @@ from typing import Any
 
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS
 from tiny_agent.providers.prefix import MARK_KEYS
+from tiny_agent.providers.responses.check import ResponsesCheck
 from tiny_agent.types import Message, TextBlock, ToolResultBlock, message_from_dict
 
 __all__ = [
@@ -193,7 +194,7 @@ class OpenAICheck(_Incremental):
         return problems
 
 
-WireCheck = AnthropicCheck | OpenAICheck
+WireCheck = AnthropicCheck | OpenAICheck | ResponsesCheck
 
 
 def count_marks(body: Mapping[str, Any]) -> int:

@@ -24,22 +24,15 @@ from contextlib import AbstractContextManager, closing
 from typing import Any, Literal, assert_never
 
 import httpx2
-import openai
 
-from tiny_agent.errors import ConfigError, UnsupportedFieldError
+from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
-from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
-from tiny_agent.providers.http_errors import (
-    check_base_url,
-    display_url,
-    http_error,
-    one_line,
-    payload_error,
-    status_error_class,
-)
+from tiny_agent.providers.decode import reading, whole_json
+from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.openai import json_tools
-from tiny_agent.providers.openai.cache import as_parts, cache_fields, dropping_refused, mark_messages, refused_field
+from tiny_agent.providers.openai.cache import as_parts, cache_fields, dropping_refused, mark_messages
 from tiny_agent.providers.openai.reply import Accumulator, process
+from tiny_agent.providers.openai.sdk import OpenAIErrors, make_client
 from tiny_agent.providers.openai.token_count import count_chat_body, counts_offline
 from tiny_agent.providers.profile import ProviderProfile, profile_for
 from tiny_agent.providers.retry import (
@@ -51,7 +44,6 @@ from tiny_agent.providers.retry import (
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
-from tiny_agent.redaction import register_secret
 from tiny_agent.types import (
     INVALID_JSON_KEY,
     Message,
@@ -124,17 +116,10 @@ class OpenAICompatProvider:
         self.key_env = key_env
         self._timeout = check_timeout(timeout)
         self._policy = RetryPolicy(max_retries=max_retries, base_delay=retry_backoff, max_retry_wait=max_retry_wait)
-        register_secret(api_key)
-        try:
-            self._client = openai.OpenAI(
-                api_key=api_key,
-                base_url=check_base_url(base_url, key_env or "OPENAI_API_KEY") if base_url is not None else None,
-                max_retries=0,
-                timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, 10.0)),
-                http_client=http_client,
-            )
-        except openai.OpenAIError as exc:  # no key given and none in the environment
-            raise ConfigError(f"{name}: no API key: pass api_key or set {key_env or 'OPENAI_API_KEY'}") from exc
+        self._errors = OpenAIErrors(name, self._timeout, key_env)
+        self._client = make_client(
+            name, api_key=api_key, base_url=base_url, key_env=key_env, timeout=self._timeout, http_client=http_client
+        )
         self.url = display_url(str(self._client.base_url).rstrip("/") + "/chat/completions")
         """Where the calls go, as error messages show it."""
 
@@ -241,38 +226,10 @@ class OpenAICompatProvider:
                 return open_stream(raw.http_response, self._check)
 
     def _check(self, event: str | None, payload: object) -> None:
-        """Raise the error an answer or a stream chunk carries (``{"error": ...}``), if any."""
-        error = payload_error(self.name, event, payload, status=200, key_env=self.key_env)
-        if error is not None:
-            raise error
+        self._errors.check(event, payload)
 
     def _boundary(self) -> AbstractContextManager[None]:
-        """The SDK's and ``httpx2``'s exceptions, during the call or while a stream is read, as ours."""
-        sdk = (openai.APIStatusError, openai.APIConnectionError, openai.OpenAIError)
-        return sdk_boundary(self.name, self._timeout, sdk, self._status_error)
-
-    def _status_error(self, exc: openai.APIStatusError) -> Exception:
-        body = exc.body  # the SDK has already unwrapped {"error": {...}}
-        detail = body.get("message") if isinstance(body, Mapping) else None
-        if not isinstance(detail, str):
-            detail = one_line(exc.response.text)[:200] if isinstance(body, str) else exc.message
-        label = next((x for x in (exc.type, exc.code) if isinstance(x, str) and x), "error")
-        field = refused_field(exc.status_code, body, detail)
-        kind = status_error_class(exc.status_code, f"{exc.code} {exc.type} {detail}")
-        kind = UnsupportedFieldError if field else kind
-        error = http_error(
-            self.name,
-            kind,
-            status=exc.status_code,
-            label=label,
-            detail=detail,
-            body=body,
-            headers=dict(exc.response.headers),
-            key_env=self.key_env,
-        )
-        if isinstance(error, UnsupportedFieldError) and field:
-            error.field = field
-        return error
+        return self._errors.boundary()
 
     def count_tokens(self, prompt: Prompt) -> int | None:
         """tiktoken's o200k count of the body, offline, for the models it knows (``free_count``); else

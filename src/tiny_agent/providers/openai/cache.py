@@ -121,8 +121,9 @@ def without_field(body: Mapping[str, Any], name: str) -> dict[str, Any]:
     (explicit mode with no breakpoint would cache nothing)."""
     drop = {name, OPTIONS} if name == BREAKPOINT else {name}
     out = {k: v for k, v in body.items() if k not in drop}
-    if name == BREAKPOINT and isinstance(body.get("messages"), list):
-        out["messages"] = [_unmarked(m) for m in body["messages"]]
+    for key in ("messages", "input"):  # Chat Completions' messages, the Responses API's input items
+        if name == BREAKPOINT and isinstance(body.get(key), list):
+            out[key] = [_unmarked(m) for m in body[key]]
     return out
 
 
@@ -150,11 +151,12 @@ def dropping_refused(
 
 
 def _unmarked(message: Any) -> Any:
-    content = message.get("content") if isinstance(message, Mapping) else None
+    key = "output" if isinstance(message, Mapping) and message.get("type") == "function_call_output" else "content"
+    content = message.get(key) if isinstance(message, Mapping) else None
     if not isinstance(content, list):
         return message
     parts = [{k: v for k, v in p.items() if k != BREAKPOINT} if isinstance(p, Mapping) else p for p in content]
-    return {**message, "content": parts}
+    return {**message, key: parts}
 
 
 def _markable(message: Mapping[str, Any]) -> bool:
