@@ -22,6 +22,7 @@ __all__ = [
     "OnProviderEvent",
     "Prompt",
     "ProviderEvent",
+    "ProviderNote",
     "ReasoningBlock",
     "RedactedThinkingBlock",
     "RetryNotice",
@@ -373,7 +374,15 @@ class RetryNotice:
     """What failed, in one line (``429 rate_limit_error``, ``connection reset``, ...)."""
 
 
-ProviderEvent = TextDelta | RetryNotice
+@dataclass(frozen=True)
+class ProviderNote:
+    """Something the adapter did to a request that the user should hear of once (encrypted reasoning
+    of another model left out after a model switch)."""
+
+    text: str
+
+
+ProviderEvent = TextDelta | RetryNotice | ProviderNote
 OnProviderEvent = Callable[[ProviderEvent], None]
 
 

@@ -3,6 +3,7 @@ against the validating test server, through ``Run.open`` as the CLI drives it.""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,10 @@ from tests.test_replay import tour
 from tiny_agent.agent.loop import AgentConfig
 from tiny_agent.agent.run import Run
 from tiny_agent.agent.settings import RunSettings
+from tiny_agent.observe.call_lines import format_event
+from tiny_agent.observe.export import export_lines, read_export
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing.responses_server import REASONING_TOKENS, ResponsesServer
-from tiny_agent.types import ReasoningBlock
 from tiny_agent.whatif.replay import Policy, replay
 
 ENV = {"OPENAI_API_KEY": "sk-test-responses"}
@@ -30,13 +32,24 @@ def recorder(tmp_path: Path) -> Iterator[Any]:
     task = tour(ws, files=40)
     with SQLiteStore(tmp_path / "sessions.db") as store, ResponsesServer([task]) as server:
 
-        def record(config: Mapping[str, Any], route: str, model: str = "gpt-5.6", stream: bool = False) -> Any:
+        def record(
+            config: Mapping[str, Any],
+            route: str,
+            model: str = "gpt-5.6",
+            stream: bool = False,
+            resume: str | None = None,
+            said: list[str] | None = None,
+            ask: str = "Please tour the files now",
+        ) -> Any:
             given = RunSettings(
                 provider="openai", api="responses", model=model, base_url=server.url(route), workspace=str(ws)
             )
             agent = AgentConfig(max_steps=60, stream=stream)
-            with Run.open(store, settings=given, config=config, env=ENV, agent=agent) as run:
-                assert run.agent.run("Please tour the files now").stop == "done"
+            on_event = (lambda event: said.append(format_event(event))) if said is not None else None
+            with Run.open(
+                store, settings=given, config=config, env=ENV, agent=agent, resume=resume, on_event=on_event
+            ) as run:
+                assert run.agent.run(ask).stop == "done"
                 assert run.session is not None
                 return run.session.id, run.agent.context.ledger
 
@@ -62,8 +75,8 @@ def test_a_40_file_task_compacts_three_times_with_no_rejected_request(recorder: 
         assert call.cost_usd == pytest.approx(bill.call.usd, rel=1e-9)
         assert bill.body["store"] is False and bill.body["include"] == ["reasoning.encrypted_content"]
     assert sum(b.call.cache_write for b in bills) > 0 and sum(b.call.cache_read for b in bills) > 0
-    assert "prompt_cache_options" not in bills[0].body or "comparison_response_id" not in bills[0].body["prompt_cache_options"]
-    for before, bill in zip(bills, bills[1:], strict=False):
+    assert "comparison_response_id" not in bills[0].body.get("prompt_cache_options", {})
+    for before, bill in itertools.pairwise(bills):
         assert bill.body["prompt_cache_options"]["comparison_response_id"] == before.reply["id"]
     assert len({b.body["prompt_cache_key"] for b in bills}) == 1
     # reasoning items went back whole, to the model that wrote them
@@ -74,3 +87,52 @@ def test_the_server_reason_is_recorded_beside_ours(recorder: Any) -> None:
     _, ledger = recorder(TIGHT, "diag")
     reasons = [c.provider_miss for c in ledger.calls if c.provider_miss]
     assert "input_changed" in reasons or "context_compacted" in reasons
+
+
+def test_a_model_switch_on_resume_drops_what_the_new_model_cannot_read_and_says_so_once(recorder: Any) -> None:
+    session, _ = recorder(TIGHT, "switch")
+    said: list[str] = []
+    recorder(TIGHT, "switch", model="gpt-5.5", resume=session, said=said, ask="Please tour the files now, again")
+    server = recorder.server
+    assert server.rejected == []
+    notes = [line for line in said if "cannot read" in line]
+    assert len(notes) == 1 and "gpt-5.5 cannot read" in notes[0] and "of gpt-5.6" in notes[0], said
+    after = [b for b in server.bills("switch") if b.body["model"] == "gpt-5.5"]
+    assert after
+    for bill in after:
+        sealed = [x for x in bill.body["input"] if x.get("encrypted_content")]
+        assert all(x["id"] > "rs_" and x["encrypted_content"] for x in sealed)
+        assert not any(x["id"] in _ids_of(server, "gpt-5.6", "switch") for x in sealed)
+
+
+def _ids_of(server: ResponsesServer, model: str, route: str) -> set[str]:
+    return {x["id"] for b in server.bills(route) if b.body["model"] == model for x in b.reply["output"]}
+
+
+def test_a_stream_gives_what_a_whole_answer_gives(recorder: Any) -> None:
+    said: list[str] = []
+    _, streamed = recorder(TIGHT, "streamed", stream=True, said=said)
+    _, whole = recorder(TIGHT, "whole")
+    assert recorder.server.rejected == []
+    assert [c.usage for c in streamed.calls] == [c.usage for c in whole.calls]
+    streams = [b.body["stream"] for b in recorder.server.bills("streamed")]
+    assert streams.count(True) >= 40, "every turn streams (summary calls need not)"
+    assert "All read." in "".join(said)
+
+
+def test_an_exported_session_imported_and_replayed_reprices_within_one_percent(recorder: Any, tmp_path: Path) -> None:
+    session, ledger = recorder(TIGHT, "export")
+    store = recorder.store
+    lines = list(export_lines(store.get(session), store.entries(session)))
+    info, entries = read_export(lines, "export.jsonl")
+    with SQLiteStore(tmp_path / "other.db") as other:
+        other.restore(info, entries)
+        imported = other.entries(session)
+    billed = sum(b.call.usd for b in recorder.server.bills("export"))
+    assert ledger.total_cost_usd == pytest.approx(billed, rel=1e-9)
+    own = replay(imported)
+    assert own.replayed.cost_usd == pytest.approx(billed, rel=0.01)
+    _, other_ledger = recorder(OTHER, "export-other")
+    predicted = replay(imported, Policy(OTHER)).replayed.cost_usd
+    other_billed = other_ledger.total_cost_usd
+    assert predicted is not None and abs(predicted - other_billed) / other_billed < 0.05, (predicted, other_billed)

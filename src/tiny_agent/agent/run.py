@@ -336,6 +336,8 @@ def _provider(settings: RunSettings, options: dict[str, Any], env: Mapping[str, 
         kwargs["cache_ttl"] = settings.cache_ttl
     if settings.api is not None:
         kwargs["api"] = settings.api
+    if settings.effort is not None:
+        kwargs["effort"] = settings.effort
     return resolve_provider(settings.provider, model=settings.model, base_url=settings.base_url, env=env, **kwargs)
 
 

@@ -55,6 +55,8 @@ class RunSettings:
     """Anthropic's cache lifetime (``cache_rules.TTLS``); None: ``cache_rules.DEFAULT_TTL``."""
     api: str | None = None
     """OpenAI's API: "responses" or "chat"; None: responses for OpenAI's reasoning models at OpenAI."""
+    effort: str | None = None
+    """A reasoning model's effort (``reasoning.effort`` on the Responses API); None: the model's default."""
     workspace: str | None = None
     """The folder the tools are confined to; None: the current folder."""
     protect: tuple[str, ...] = ()

@@ -23,7 +23,7 @@ from tiny_agent.context.engine import ContextConfig
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS, WRITE_MULTIPLIER
-from tiny_agent.providers.registry import PROVIDER_NAMES
+from tiny_agent.providers.registry import APIS, EFFORTS, PROVIDER_NAMES
 from tiny_agent.store.location import STORE_ENV, default_location, is_postgres
 from tiny_agent.tools.hooks import HOOK_EVENTS
 from tiny_agent.tools.mcp.tools import DEFAULT_MCP_TIMEOUT, HEADER_ENV
@@ -167,6 +167,17 @@ agent_options = _stack(
         "--max-retries",
         type=NonNegative(),
         help=f"Retries of a call that failed in a way a retry can fix (default {DEFAULT_MAX_RETRIES}).",
+    ),
+    click.option(
+        "--api",
+        type=click.Choice(APIS),
+        help="OpenAI's API: the Responses API or Chat Completions (default: responses for OpenAI's "
+        "reasoning models at OpenAI, chat for other servers). See docs/responses.md.",
+    ),
+    click.option(
+        "--effort",
+        type=click.Choice(EFFORTS),
+        help="How hard a reasoning model thinks (the Responses API's reasoning.effort). Default: the model's.",
     ),
     click.option(
         "--cache-ttl",

@@ -23,6 +23,7 @@ from tiny_agent.providers.profile import ProviderProfile, profile_for
 __all__ = [
     "APIS",
     "AUTO_ORDER",
+    "EFFORTS",
     "LOCAL",
     "LOCAL_KEY_ENV",
     "PLACEHOLDER_KEY",
@@ -167,6 +168,8 @@ def resolve_provider(
 
 APIS = ("responses", "chat")
 """``--api`` for OpenAI: the Responses API or Chat Completions."""
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+"""``reasoning.effort`` values of the ``openai`` SDK (``shared/reasoning_effort.py``)."""
 RESPONSES_ONLY = ("effort", "stateful", "compact_threshold")
 """Adapter options of the Responses API that the other adapters may not take."""
 

@@ -41,7 +41,7 @@ from tiny_agent.providers.retry import (
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
-from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, RetryNotice
+from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, ProviderNote
 
 __all__ = ["ResponsesProvider"]
 
@@ -182,8 +182,7 @@ class ResponsesProvider:
         if self.dropped and not self._told and on_event is not None:
             self._told = True
             said = ", ".join(f"{n} of {model}" for model, n in sorted(self.dropped.items()))
-            reason = f"left out encrypted reasoning items {self.model} cannot read: {said}"
-            on_event(RetryNotice(0, 0, 0.0, reason))
+            on_event(ProviderNote(f"left out encrypted reasoning items {self.model} cannot read: {said}"))
 
     def count_tokens(self, prompt: Prompt) -> int | None:
         return None  # the engine estimates; the Responses API has no free count
