@@ -40,9 +40,15 @@ def recorder(tmp_path: Path) -> Iterator[Any]:
             resume: str | None = None,
             said: list[str] | None = None,
             ask: str = "Please tour the files now",
+            server_compact_at: int | None = None,
         ) -> Any:
             given = RunSettings(
-                provider="openai", api="responses", model=model, base_url=server.url(route), workspace=str(ws)
+                provider="openai",
+                api="responses",
+                model=model,
+                base_url=server.url(route),
+                workspace=str(ws),
+                server_compact_at=server_compact_at,
             )
             agent = AgentConfig(max_steps=60, stream=stream)
             on_event = (lambda event: said.append(format_event(event))) if said is not None else None
@@ -136,3 +142,19 @@ def test_an_exported_session_imported_and_replayed_reprices_within_one_percent(r
     predicted = replay(imported, Policy(OTHER)).replayed.cost_usd
     other_billed = other_ledger.total_cost_usd
     assert predicted is not None and abs(predicted - other_billed) / other_billed < 0.05, (predicted, other_billed)
+
+
+def test_server_compaction_is_kept_in_the_log_and_replayed_in_place_of_what_it_stands_for(recorder: Any) -> None:
+    session, ledger = recorder({"policy": "fraction", "compact_at": 100000}, "server", server_compact_at=6000)
+    server = recorder.server
+    bills = server.bills("server")
+    assert server.rejected == [] and server.compactions >= 3
+    assert replay(recorder.store.entries(session)).recorded.compactions == 0, "ours never fired"
+    assert max(b.call.input_tokens for b in bills) < 12000, "the input is cut at each compaction item"
+    later = [b for b in bills if any(x.get("type") == "compaction" for x in b.body["input"])]
+    assert len(later) >= len(bills) - 10
+    for bill in later:
+        kinds = [x.get("type") for x in bill.body["input"]]
+        assert kinds.count("compaction") == 1 and kinds.index("compaction") == 1  # after the developer item
+    own = replay(recorder.store.entries(session))
+    assert own.replayed.cost_usd == pytest.approx(ledger.total_cost_usd, rel=0.01)

@@ -338,6 +338,8 @@ def _provider(settings: RunSettings, options: dict[str, Any], env: Mapping[str, 
         kwargs["api"] = settings.api
     if settings.effort is not None:
         kwargs["effort"] = settings.effort
+    if settings.server_compact_at is not None:
+        kwargs["compact_threshold"] = settings.server_compact_at
     return resolve_provider(settings.provider, model=settings.model, base_url=settings.base_url, env=env, **kwargs)
 
 

@@ -57,6 +57,9 @@ class RunSettings:
     """OpenAI's API: "responses" or "chat"; None: responses for OpenAI's reasoning models at OpenAI."""
     effort: str | None = None
     """A reasoning model's effort (``reasoning.effort`` on the Responses API); None: the model's default."""
+    server_compact_at: int | None = None
+    """The Responses API compacts the context on the server past this many input tokens
+    (``context_management`` compaction); None: only tiny-agent's own compaction."""
     workspace: str | None = None
     """The folder the tools are confined to; None: the current folder."""
     protect: tuple[str, ...] = ()

@@ -180,6 +180,13 @@ agent_options = _stack(
         help="How hard a reasoning model thinks (the Responses API's reasoning.effort). Default: the model's.",
     ),
     click.option(
+        "--server-compact-at",
+        type=Positive(int),
+        metavar="TOKENS",
+        help="Responses API: the server compacts the context past this many input tokens; its opaque "
+        "item is kept in the session and replayed.",
+    ),
+    click.option(
         "--cache-ttl",
         type=click.Choice(TTLS),
         help=f"Anthropic prompt-cache lifetime (default {DEFAULT_TTL}); 1h writes cost {WRITE_MULTIPLIER['1h']:g}x "

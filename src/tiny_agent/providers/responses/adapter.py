@@ -110,7 +110,7 @@ class ResponsesProvider:
         rules = self._profile.cache
         system = "\n\n".join(text for text in prompt.system if text)
         head = [items.system_item(system)] if system else []
-        groups = [list(g) for g in messages]
+        groups = items.since_compaction([list(g) for g in messages])
         body: dict[str, Any] = {"model": self.model, "max_output_tokens": prompt.max_tokens or self.max_tokens}
         if self.stateful and prompt.previous_response_id:
             body["previous_response_id"] = prompt.previous_response_id

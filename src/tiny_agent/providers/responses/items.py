@@ -29,7 +29,7 @@ from tiny_agent.types import (
     ToolUseBlock,
 )
 
-__all__ = ["after_last_answer", "reasons", "render_message", "system_item", "tool"]
+__all__ = ["after_last_answer", "reasons", "render_message", "since_compaction", "system_item", "tool"]
 
 _REASONING_MODEL = re.compile(r"^(?:gpt-5|o\d|codex-)")
 """OpenAI's reasoning models: they take ``reasoning`` and return reasoning items."""
@@ -120,3 +120,14 @@ def after_last_answer(groups: Sequence[Sequence[Mapping[str, Any]]]) -> list[dic
 def _from_model(item: Mapping[str, Any]) -> bool:
     kind = item.get("type")
     return kind in ("function_call", "reasoning", "compaction") or item.get("role") == "assistant"
+
+
+def since_compaction(groups: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """The groups from the newest server compaction item on: the item stands for everything before
+    it ("you can drop items that came before the most recent compaction item"); earlier groups are
+    left empty, so positions still match the messages."""
+    for g in range(len(groups) - 1, -1, -1):
+        at = next((i for i in range(len(groups[g]) - 1, -1, -1) if groups[g][i].get("type") == "compaction"), None)
+        if at is not None:
+            return [[] for _ in groups[:g]] + [groups[g][at:]] + groups[g + 1 :]
+    return groups
