@@ -10,8 +10,8 @@ ratios between policies are fair.
 
 The blocks, in cache order (tools -> system -> messages): on Anthropic each tool, each system block
 and each message content block (a string content counts as one text block); on OpenAI each tool and
-each whole message. A block's key is its role and canonical JSON: two requests share a prefix up to
-the first block whose key differs. The marks (Anthropic's ``cache_control``, OpenAI's
+each whole message (on the Responses API, each whole input item). A block's key is its role and
+canonical JSON: two requests share a prefix up to the first block whose key differs. The marks (Anthropic's ``cache_control``, OpenAI's
 ``prompt_cache_breakpoint`` on a content part) are not part of a block's bytes; an OpenAI message
 carrying a mark on any of its parts is a breakpoint at its end (tiny-agent marks the last part).
 """
@@ -92,11 +92,10 @@ def prefix_blocks(body: Mapping[str, Any], wire: Wire, counter: Counter = block_
     def _block(path: str, data: Any, role: Any) -> PrefixBlock:
         return _counted(path, data, role, counter)
 
-    if wire == "responses":
-        from tiny_agent.providers.responses import wire as responses
-
-        return responses.prefix_blocks(body, counter)
     out = [_block(f"tools[{i}]", t, "tool") for i, t in enumerate(body.get("tools") or [])]
+    if wire == "responses":  # each input item whole, as a Chat Completions message
+        out.extend(_message_block(f"input[{i}]", m, counter) for i, m in enumerate(body.get("input") or []))
+        return out
     if wire == "anthropic":
         system = body.get("system")
         if isinstance(system, str):
@@ -127,6 +126,8 @@ def _message_block(path: str, message: Any, counter: Counter) -> PrefixBlock:
     makes it a breakpoint. OpenAI's marks take the request's lifetime: "5m" stands for it here, and the
     rules say how long that is (30 minutes on GPT-5.6+)."""
     content = message.get("content") if isinstance(message, Mapping) else None
+    if isinstance(message, Mapping) and message.get("type") == "function_call_output":
+        content = message.get("output")  # a Responses tool output sent as blocks
     parts = content if isinstance(content, list) else []
     marked = any(isinstance(p, Mapping) and isinstance(p.get("prompt_cache_breakpoint"), Mapping) for p in parts)
     data = without_marks(message) if marked else message

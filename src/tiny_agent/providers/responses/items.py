@@ -2,9 +2,10 @@
 
 - A user's text is one ``message`` item (``input_text``); each tool result a ``function_call_output``
   with the ``call_id`` of its call, results first (the order the call's turn needs).
-- An assistant's blocks keep their order: text is a ``message`` item with ``output_text`` and its
-  ``phase``; a call a ``function_call`` item (no ``id``: under ``store: false`` an id names nothing,
-  and a ``msg_`` id there is the "Expected an ID that begins with 'fc'" 400); a ``ReasoningBlock``
+- An assistant's blocks keep their order: text is a ``message`` item (the SDK's ``EasyInputMessage``:
+  its text as a string, which no breakpoint can be put on, and its ``phase``); a call a
+  ``function_call`` item (no ``id``: under ``store: false`` an id names nothing, and a ``msg_`` id
+  there is the "Expected an ID that begins with 'fc'" 400); a ``ReasoningBlock``
   holding an item is that item as received (``summary`` added when missing: the API requires it).
 - Encrypted items go only to the model that wrote them; another model's are left out and counted in
   ``dropped``. A reasoning item with nothing after it in its message (a reply cut at its limit) is
@@ -69,7 +70,7 @@ def render_message(message: Message, model: str, dropped: dict[str, int], *, par
                     continue
                 pending.append({"summary": [], **dict(item)} if item.get("type") == "reasoning" else dict(item))
             case TextBlock(text=text, phase=phase):
-                item = {"type": "message", "role": "assistant", "content": [_output_text(text)], "status": "completed"}
+                item = {"type": "message", "role": "assistant", "content": text}
                 out.extend([*pending, {**item, "phase": phase} if phase else item])
                 pending = []
             case ToolUseBlock(id=id_, name=name, input=input_):
@@ -104,10 +105,6 @@ def _user(message: Message, *, parts: bool) -> list[dict[str, Any]]:
         text = {"type": "input_text", "text": "\n\n".join(texts)}
         results.append({"type": "message", "role": "user", "content": [text]})
     return results
-
-
-def _output_text(text: str) -> dict[str, Any]:
-    return {"type": "output_text", "text": text, "annotations": []}
 
 
 def after_last_answer(groups: Sequence[Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:

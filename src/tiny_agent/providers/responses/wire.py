@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tiny_agent.providers.prefix import Counter, PrefixBlock, block_tokens, canonical, without_marks
+from tiny_agent.providers import prefix
+from tiny_agent.providers.prefix import Counter, PrefixBlock, block_tokens
 from tiny_agent.providers.responses.check import ResponsesCheck, check_responses_body, count_breakpoints
 from tiny_agent.types import Message
 
@@ -23,15 +24,7 @@ guide's way to keep it): the simulator seeds its prefix hash with them, a change
 
 
 def prefix_blocks(body: Mapping[str, Any], counter: Counter = block_tokens) -> list[PrefixBlock]:
-    out = [
-        PrefixBlock(f"tools[{i}]", t, counter(t), None, f"tool|{canonical(t)}")
-        for i, t in enumerate(body.get("tools") or [])
-    ]
-    for i, item in enumerate(body.get("input") or []):
-        marked = count_breakpoints([item]) > 0
-        data = without_marks(item) if marked else item
-        out.append(PrefixBlock(f"input[{i}]", data, counter(data), "5m" if marked else None, f"item|{canonical(data)}"))
-    return out
+    return prefix.prefix_blocks(body, "responses", counter)
 
 
 def count_marks(body: Mapping[str, Any]) -> int:
