@@ -4,6 +4,7 @@ against the validating test server, through ``Run.open`` as the CLI drives it.""
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -158,3 +159,36 @@ def test_server_compaction_is_kept_in_the_log_and_replayed_in_place_of_what_it_s
         assert kinds.count("compaction") == 1 and kinds.index("compaction") == 1  # after the developer item
     own = replay(recorder.store.entries(session))
     assert own.replayed.cost_usd == pytest.approx(ledger.total_cost_usd, rel=0.01)
+
+
+def test_python_tools_a_budget_a_fork_stats_lint_and_export_work_on_the_wire(recorder: Any, tmp_path: Path) -> None:
+    from tiny_agent.context.session import Session
+    from tiny_agent.observe.lint import detect_wire, lint_body
+    from tiny_agent.observe.stats import stats
+    from tiny_agent.tools.python_tools import tool
+
+    @tool
+    def shout(text: str) -> str:
+        """Say it louder."""
+        return text.upper()
+
+    store, server = recorder.store, recorder.server
+    given = RunSettings(provider="openai", api="responses", model="gpt-5.6", base_url=server.url("tools"),
+                        workspace=str(recorder.ws))  # fmt: skip
+    with Run.open(store, settings=given, config=TIGHT, env=ENV, tools=[shout],
+                  agent=AgentConfig(max_steps=60, budget_usd=0.05)) as run:  # fmt: skip
+        result = run.agent.run("Please tour the files now")
+        assert run.session is not None
+        session = run.session.id
+    assert result.stop == "budget", result.stop
+    bills = server.bills("tools")
+    assert any(t["name"] == "shout" for t in bills[0].body["tools"])
+    assert sum(b.call.usd for b in bills) <= 0.05
+    fork = Session.fork(store, session)
+    assert store.entries(fork.id)[-1].seq == store.entries(session)[-1].seq
+    figures = stats(store, [session]).total.to_dict()
+    assert figures["calls"] == len(bills) and figures["cost_usd"] == pytest.approx(sum(b.call.usd for b in bills))
+    exported = json.loads("\n".join(export_lines(store.get(session), store.entries(session), "responses")))
+    assert detect_wire(exported) == "responses" and exported["store"] is False
+    assert [f for f in lint_body(bills[-1].body) if f.severity == "error"] == []
+    assert server.rejected == []

@@ -14,7 +14,9 @@ __all__ = ["lint_command"]
 
 @click.command("lint")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--wire", type=click.Choice(["anthropic", "openai"]), help="Default: from each body's shape.")
+@click.option(
+    "--wire", type=click.Choice(["anthropic", "openai", "responses"]), help="Default: from each body's shape."
+)
 @click.option("--model", help="Model whose minimum cacheable length applies (default: the body's).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the findings and whether the bodies are clean.")
 def lint_command(files: tuple[str, ...], wire: str | None, model: str | None, as_json: bool) -> int:

@@ -132,7 +132,11 @@ def _json_row(entry: Entry, unreadable: str | None) -> dict[str, Any]:
 @sessions_group.command("export")
 @click.argument("session_id", metavar="ID")
 @click.option(
-    "--format", "fmt", type=click.Choice(["jsonl", "anthropic", "openai"]), default="jsonl", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "anthropic", "openai", "responses"]),
+    default="jsonl",
+    show_default=True,
 )
 @click.option(
     "-o",

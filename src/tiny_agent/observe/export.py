@@ -20,12 +20,12 @@ from tiny_agent.types import Entry, Prompt
 __all__ = ["EXPORT_FORMAT", "ExportFormat", "export_lines", "read_export"]
 
 EXPORT_FORMAT = "tiny-agent-session"
-ExportFormat = Literal["jsonl", "anthropic", "openai"]
+ExportFormat = Literal["jsonl", "anthropic", "openai", "responses"]
 
 
 def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat = "jsonl") -> Iterator[str]:
     """The session as lines of text. ``jsonl``: a header, then one entry per line (a fork's inherited
-    entries included). ``anthropic`` / ``openai``: one request body with every message."""
+    entries included). ``anthropic`` / ``openai`` / ``responses``: one request body with every message."""
     if fmt == "jsonl":
         header = {"format": EXPORT_FORMAT, "version": 1, "schema": SCHEMA_VERSION, "session": info.to_dict()}
         yield json.dumps(header, ensure_ascii=False)
@@ -36,7 +36,11 @@ def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat 
     model = str(context.run_settings.get("model") or "unknown")
     prompt = Prompt(context.system_blocks(), context.tools, context.messages)
     # Each SDK takes a second to import: only the one asked for is loaded.
-    if fmt == "anthropic":
+    if fmt == "responses":
+        from tiny_agent.providers.responses.wire import export_request
+
+        body = export_request(model, "\n\n".join(t for t in prompt.system if t), prompt.messages)
+    elif fmt == "anthropic":
         from tiny_agent.providers.anthropic.adapter import AnthropicProvider
 
         body = AnthropicProvider(model=model, api_key="rendering-only").render(prompt)

@@ -34,6 +34,7 @@ from tiny_agent.context.legality import check_anthropic_body, check_openai_body
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, min_cacheable_tokens
 from tiny_agent.providers.prefix import PrefixBlock, breakpoints, prefix_blocks, ttls_in_order
+from tiny_agent.providers.responses import wire as responses_wire
 
 __all__ = ["Finding", "Severity", "detect_wire", "is_clean", "lint_bodies", "lint_body", "lint_files", "load_bodies"]
 
@@ -96,7 +97,9 @@ def is_clean(findings: Iterable[Finding]) -> bool:
 
 
 def detect_wire(body: Mapping[str, Any]) -> Wire:
-    """Anthropic or OpenAI Chat Completions, from the body's shape."""
+    """Anthropic, OpenAI Chat Completions or the Responses API, from the body's shape."""
+    if responses_wire.is_body(body):
+        return "responses"
     if "system" in body or any("input_schema" in t for t in body.get("tools") or []):
         return "anthropic"
     if any(t.get("type") == "function" for t in body.get("tools") or []):
@@ -161,7 +164,9 @@ def lint_files(paths: Iterable[str | Path], wire: Wire | None = None, model: str
 
 
 def _legality(body: Mapping[str, Any], wire: Wire) -> list[Finding]:
-    if wire == "anthropic":
+    if wire == "responses":
+        problems, offset = responses_wire.check_responses_body(body), 0
+    elif wire == "anthropic":
         # The marker count is reported by its own rule, with paths.
         problems = [p for p in check_anthropic_body(body) if "cache_control" not in p]
         offset = 0

@@ -13,8 +13,8 @@ and each message content block (a string content counts as one text block); on O
 each whole message (on the Responses API, each whole input item). A block's key is its role and
 canonical JSON: two requests share a prefix up to the first block whose key differs. The marks
 (Anthropic's ``cache_control``, OpenAI's ``prompt_cache_breakpoint`` on a content part) are not
-part of a block's bytes; an OpenAI message
-carrying a mark on any of its parts is a breakpoint at its end (tiny-agent marks the last part).
+part of a block's bytes; an OpenAI message carrying a mark on any of its parts is a breakpoint at
+its end (tiny-agent marks the last part).
 """
 
 from __future__ import annotations
