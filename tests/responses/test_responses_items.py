@@ -135,3 +135,21 @@ def test_which_api_for_which_model() -> None:
     assert offline_profile("openai", "gpt-5.6", api="chat").wire == "openai"
     with pytest.raises(Exception, match="api must be one of"):
         choose_api("openai", "gpt-5.6", None, "soap")
+
+
+def test_previous_response_id_is_an_opt_in_that_sends_only_the_new_items() -> None:
+    from tiny_agent.providers.responses.adapter import ResponsesProvider
+
+    messages = (
+        Message.user("go"),
+        Message("assistant", (ToolUseBlock("call_1", "f", {}),)),
+        Message("user", (ToolResultBlock("call_1", "ok"),)),
+    )
+    stateless = resolve_provider("openai", api="responses", model="gpt-5.6", env=ENV)
+    prompt = Prompt(("sys",), (), messages, previous_response_id="resp_7")
+    whole = stateless.render(prompt)
+    assert "previous_response_id" not in whole and len(whole["input"]) == 4 and whole["store"] is False
+    stateful = ResponsesProvider(model="gpt-5.6", api_key="sk-test", stateful=True)
+    body = stateful.render(prompt)
+    assert body["previous_response_id"] == "resp_7" and body["store"] is True
+    assert [x["type"] for x in body["input"]] == ["function_call_output"]
