@@ -81,8 +81,10 @@ def test_a_compaction_is_an_event_and_the_next_call_an_expected_messages_change(
     rows = store.calls(CallQuery(sessions=(sid,)))
     after = rows[2]
     assert after.changes == ("compaction",) and after.changed == ("messages",) and after.expected
-    (event,) = store.events(CallQuery(sessions=(sid,)))
+    decision, event = store.events(CallQuery(sessions=(sid,)))
     assert event.kind == "compaction" and event.model == "claude-sonnet-4-6"
+    assert (decision.kind, decision.reason, decision.count) == ("decision", "compact", event.count), "what led to it"
+    assert decision.tokens_before == event.tokens_before and decision.tokens_after is None
     (totals,) = store.call_totals(CallQuery(sessions=(sid,)))
     assert totals.messages_changed == totals.messages_expected == 1 and totals.after_compaction == 1
 

@@ -47,7 +47,7 @@ def script(monkeypatch: pytest.MonkeyPatch) -> Script:
         built.append(provider)
         return provider
 
-    monkeypatch.setattr("tiny_agent.agent.run.resolve_provider", resolve)
+    monkeypatch.setattr("tiny_agent.agent.parts.resolve_provider", resolve)
     return built
 
 

@@ -372,6 +372,7 @@ def _through_link(root: Path, rel: str) -> bool:
         ([], ["link"], ["links", "a/lin"], ["link", "a/link/b", "LINK"]),
         (["s*"], [], ["a", "x/a"], ["s", "src", "x/\u017frc", "S"]),
         (["i*"], [], ["a"], ["\u0131x", "I"]),
+        ([], [], ["a b", "a/b c"], [" ", "  ", "\u3000", "\xa0", "a/ "]),
     ],
 )
 def test_the_new_path_pattern(globs: list[str], stops: list[str], admitted: list[str], refused: list[str]) -> None:

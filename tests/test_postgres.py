@@ -458,7 +458,7 @@ def test_a_restart_in_the_middle_of_an_append_loses_nothing(
 
     url = own_cluster.url()
     restarts: list[str] = []
-    execute = postgres._Qmark.execute
+    execute = postgres.QmarkDb.execute
 
     def restart_once(self: Any, sql: str, parameters: Any = (), /) -> Any:
         if not restarts and sql.startswith("INSERT INTO entries") and parameters[3] == kind:
@@ -466,7 +466,7 @@ def test_a_restart_in_the_middle_of_an_append_loses_nothing(
             own_cluster.restart()
         return execute(self, sql, parameters)
 
-    monkeypatch.setattr(postgres._Qmark, "execute", restart_once)
+    monkeypatch.setattr(postgres.QmarkDb, "execute", restart_once)
     feed(script, tool_call("read_file", "c1", path="notes.txt"), Message.assistant("It says buy milk."))
     assert main(["--store", url, "what is in notes.txt?"]) == 0
     err = capsys.readouterr().err

@@ -139,7 +139,7 @@ def test_a_typo_in_the_thresholds_is_one_line_before_anything_starts(tmp_path: P
         started.append(args)
         return ScriptedProvider([])
 
-    import tiny_agent.agent.run as run_module
+    import tiny_agent.agent.parts as run_module
 
     original = run_module.resolve_provider
     run_module.resolve_provider = resolve  # type: ignore[assignment]
@@ -248,7 +248,7 @@ def test_a_session_that_names_no_provider_replays_on_the_one_given(tmp_path: Pat
 
 
 def test_a_setting_given_as_none_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tiny_agent.agent.run as run_module
+    import tiny_agent.agent.parts as run_module
 
     monkeypatch.setattr(run_module, "resolve_provider", lambda *a, **k: ScriptedProvider([]))
     with SQLiteStore(tmp_path / "s.db") as store:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from tiny_agent.agent.loop import Agent, AgentConfig, RunResult
     from tiny_agent.agent.run import Run
     from tiny_agent.agent.settings import RunSettings
+    from tiny_agent.agent.spec import RunSpec
     from tiny_agent.cli.config_file import load_config
     from tiny_agent.context.engine import Context, ContextConfig
     from tiny_agent.context.legality import check_anthropic_body, check_messages, check_openai_body, repair
@@ -80,6 +81,7 @@ _HOME = {
     "tiny_agent.observe.call_lines": ("format_event", "format_totals"),
     "tiny_agent.agent.run": ("Run",),
     "tiny_agent.agent.settings": ("RunSettings",),
+    "tiny_agent.agent.spec": ("RunSpec",),
     "tiny_agent.tools.toolbox": ("Tool", "ToolFailure", "Toolbox"),
     "tiny_agent.tools.workspace": ("Workspace",),
     "tiny_agent.context.shrink.compaction": ("Compaction",),
@@ -147,6 +149,7 @@ __all__ = [
     "Run",
     "RunResult",
     "RunSettings",
+    "RunSpec",
     "TextBlock",
     "TinyAgentError",
     "TokenLedger",

@@ -56,11 +56,14 @@ MOVED: dict[str, str] = {
     "tiny_agent.providers.quotes": "tiny_agent.guide.quotes",
     "tiny_agent.providers.request_kind": "tiny_agent.guide.request_kind",
     "tiny_agent.providers.token_count": "tiny_agent.providers.openai.token_count",
+    "tiny_agent.providers.wire_check": "tiny_agent.context.legality",
     "tiny_agent.providers.words": "tiny_agent.guide.words",
     "tiny_agent.providers.write_request": "tiny_agent.guide.write_request",
 }
 """Old module path -> new module path. Three old modules are now packages of the same name, which
-re-export what the module held: ``providers.anthropic``, ``providers.local``, ``context.shrink``."""
+re-export what the module held: ``providers.anthropic``, ``providers.local``, ``context.shrink``.
+``providers.wire_check`` was split by wire (``providers.check``, ``providers.anthropic.check``,
+``providers.openai.check``): its old path gives ``context.legality``, which holds its three functions."""
 
 
 class _Alias(importlib.abc.Loader):

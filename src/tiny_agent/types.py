@@ -22,7 +22,6 @@ __all__ = [
     "OnProviderEvent",
     "Prompt",
     "ProviderEvent",
-    "ProviderNote",
     "ReasoningBlock",
     "RedactedThinkingBlock",
     "RetryNotice",
@@ -40,8 +39,9 @@ __all__ = [
 ]
 
 Role = Literal["user", "assistant"]
-Wire = Literal["anthropic", "openai", "responses"]
-"""A wire format: Anthropic Messages, OpenAI Chat Completions, or OpenAI Responses."""
+Wire = str
+"""A wire format's name ("anthropic": Anthropic Messages, "openai": OpenAI Chat Completions, ...): a key
+of ``providers.wire.WIRES``, where each wire's object says what differs by wire."""
 
 INVALID_JSON_KEY = "__invalid_json__"
 """Key of a tool call's input when the model's arguments were not a JSON object; holds the raw text,
@@ -54,8 +54,7 @@ class TextBlock:
 
     text: str
     type: Literal["text"] = "text"
-    phase: str = ""
-    """The Responses API's ``phase`` of an assistant message (GPT-5.5+), replayed as received."""
+    phase: str = ""  # the Responses API's, replayed as received
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "text", "text": self.text, **({"phase": self.phase} if self.phase else {})}
@@ -376,10 +375,8 @@ class RetryNotice:
 
 @dataclass(frozen=True)
 class ProviderNote:
-    """Something the adapter did to a request that the user should hear of once (encrypted reasoning
-    of another model left out after a model switch)."""
-
     text: str
+    """A line an adapter says once (another model's encrypted reasoning left out after a switch)."""
 
 
 ProviderEvent = TextDelta | RetryNotice | ProviderNote

@@ -19,9 +19,9 @@ import pytest
 from tests.recorded import ENV, MODELS
 from tiny_agent.cli.app import main
 from tiny_agent.context.entry_codec import read
+from tiny_agent.context.legality import check_anthropic_body
 from tiny_agent.context.session import Session
 from tiny_agent.providers.anthropic.adapter import AnthropicProvider
-from tiny_agent.providers.wire_check import check_anthropic_body
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake
 

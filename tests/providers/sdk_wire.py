@@ -1,6 +1,6 @@
 """An independent legality check of a Chat Completions body: the official SDK's own request types.
 
-Nothing here comes from tiny-agent's ``providers/wire_check.py``: the body is validated against the
+Nothing here comes from tiny-agent's own checks (``providers/*/check.py``): the body is validated against the
 ``openai`` SDK's ``CompletionCreateParamsNonStreaming`` TypedDict by a pydantic ``TypeAdapter``, with
 every nested TypedDict closed to unknown keys (a misspelt ``prompt_cache_breakpoints`` fails), and
 every lazily validated ``Iterable`` drained so its items are checked too. The pairing rules, which

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tiny_agent.errors import ConfigError
-from tiny_agent.providers.cache_rules import ENV_MIN_TOKENS, cache_rules, min_cacheable_tokens, normalise_model
+from tiny_agent.providers.cache_rules import ENV_MIN_TOKENS, min_cacheable_tokens, normalise_model
+from tiny_agent.providers.wire import cache_rules
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 Every body is rendered by the real engine and adapter, as a user's run would build them (the
 provider from ``resolve_provider``, the request from ``Context``), and checked by ``sdk_wire``: the
 ``openai`` SDK's own ``CompletionCreateParamsNonStreaming`` with unknown keys refused, plus the pairing
-rules, none of it from ``providers/wire_check.py``.
+rules, none of it from the wires' own checks (``providers/*/check.py``).
 """
 
 from __future__ import annotations

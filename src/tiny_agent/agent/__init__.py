@@ -4,7 +4,10 @@
 - ``control``: how a run stops early (``BudgetSpent``, ``StepLimit``, ``Repeating``, ``CutTwice``), as exceptions.
 - ``events``: what a run reports as it goes (one line each in the CLI) and how it ended (``RunResult``).
 - ``keepalive``: the thread that pings the prompt cache while the run is idle (the user thinks, a tool runs).
+- ``resume``: the session a run goes on with (``--resume``, ``--continue``) and what the user should know of it.
 - ``loop``: the agent loop (``Agent``): compact if needed, complete, run the tools, repeat until the model stops.
-- ``run``: ``Run.open``: the session, its settings, the provider, the workspace and the agent in one call.
+- ``parts``: the parts of a run made from its settings: the provider, the workspace, the system prompt.
+- ``run``: ``Run.open``: a ``RunSpec`` built into a run, step by step (session, settings, tools, context, telemetry).
 - ``settings``: ``RunSettings``: the settings of a run that a session remembers, each with its one default.
+- ``spec``: ``RunSpec``: everything a run is opened from, as one typed value (CLI, config file, library).
 """

@@ -8,15 +8,14 @@ import click
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.observe.lint import is_clean, lint_files
+from tiny_agent.providers.wire import WIRES
 
 __all__ = ["lint_command"]
 
 
 @click.command("lint")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option(
-    "--wire", type=click.Choice(["anthropic", "openai", "responses"]), help="Default: from each body's shape."
-)
+@click.option("--wire", type=click.Choice(list(WIRES)), help="Default: from each body's shape.")
 @click.option("--model", help="Model whose minimum cacheable length applies (default: the body's).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the findings and whether the bodies are clean.")
 def lint_command(files: tuple[str, ...], wire: str | None, model: str | None, as_json: bool) -> int:
@@ -24,7 +23,7 @@ def lint_command(files: tuple[str, ...], wire: str | None, model: str | None, as
     illegal message order, volatile content (dates, times, ids) in the cached prefix, more than 4
     breakpoints, a prefix below the model's minimum, tools that change order. Exit 0 only if clean."""
     try:
-        findings = lint_files(files, wire, model)  # type: ignore[arg-type]
+        findings = lint_files(files, wire, model)
     except OSError as exc:
         raise ConfigError(f"cannot read {exc.filename}: {exc.strerror}") from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

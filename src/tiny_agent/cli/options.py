@@ -20,6 +20,7 @@ from tiny_agent.agent.loop import AgentConfig
 from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, LOCAL_TIMEOUT
 from tiny_agent.cli.config_file import CONFIG_NAME
 from tiny_agent.context.engine import ContextConfig
+from tiny_agent.context.shrink.registry import POLICIES, policy_named, policy_names
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS, WRITE_MULTIPLIER
@@ -33,6 +34,7 @@ __all__ = [
     "PROVIDER_FLAGS",
     "CompactAt",
     "NonNegative",
+    "PolicyName",
     "Positive",
     "agent_options",
     "existing_store",
@@ -86,6 +88,23 @@ class Positive(click.ParamType[float]):
         if not math.isfinite(number) or number <= 0:
             self.fail(f"must be more than 0{self.unit}, not {value}", param, ctx)
         return number
+
+
+class PolicyName(click.ParamType[str]):
+    """A compaction policy's name, looked up in the registry when given (one of your own included)."""
+
+    name = "NAME"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            return policy_named(str(value).strip()).name
+        except ConfigError as exc:
+            self.fail(str(exc), param, ctx)
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(name) for name in policy_names() if name.startswith(incomplete)]
 
 
 class NonNegative(click.ParamType[int]):
@@ -278,9 +297,10 @@ agent_options = _stack(
     click.option("--context-window", type=Positive(int), help="Override the model's context window (tokens)."),
     click.option(
         "--policy",
-        type=click.Choice(["cost", "fraction"]),
-        help=f"When to compact: 'cost' also as soon as the cache prices say it pays, 'fraction' only past "
-        f"--compact-at (default {_context.policy}).",
+        type=PolicyName(),
+        help="When to compact: "
+        + "; ".join(f"'{p.name}' {p.about}" for p in POLICIES.values())
+        + f" (default {_context.policy}).",
     ),
     click.option(
         "--keepalive",

@@ -7,14 +7,14 @@ from typing import Any
 
 import click
 
-from tiny_agent.cli.options import CompactAt, Positive, existing_store, given, store_option
+from tiny_agent.cli.options import CompactAt, PolicyName, Positive, existing_store, given, store_option
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.cache_rules import TTLS
 from tiny_agent.providers.registry import PROVIDER_NAMES
 from tiny_agent.store import open_store
 from tiny_agent.whatif.figures import replay_lines, sweep_lines
 from tiny_agent.whatif.provider import ASSUMED_SUMMARY_TOKENS
-from tiny_agent.whatif.replay import Policy, Recording, replay, sweep
+from tiny_agent.whatif.replay import Policy, Recording, Replay, replay, sweep
 
 __all__ = ["replay_command"]
 
@@ -31,7 +31,7 @@ class ClearAfter(click.ParamType[int | None]):
 SWEEPABLE: dict[str, tuple[str, click.ParamType[Any]]] = {
     "compact-at": ("compact_at", CompactAt()),
     "keep-turns": ("keep_turns", Positive(int)),
-    "policy": ("policy", click.Choice(["cost", "fraction"])),
+    "policy": ("policy", PolicyName()),
     "clear-after": ("clear_after", ClearAfter()),
     "cache-ttl": ("cache_ttl", click.Choice(TTLS)),
     "model": ("model", click.STRING),
@@ -45,7 +45,7 @@ SWEEPABLE: dict[str, tuple[str, click.ParamType[Any]]] = {
 @click.argument("specs", nargs=-1, metavar="[NAME=V1,V2 ...]")
 @click.option("--compact-at", type=CompactAt(), help="Compact past a fraction of the window or a token count.")
 @click.option("--keep-turns", type=Positive(int), help="Newest turns kept verbatim on compaction.")
-@click.option("--policy", type=click.Choice(["cost", "fraction"]), help="When to compact.")
+@click.option("--policy", type=PolicyName(), help="When to compact: a compaction policy's name (cost, fraction, ...).")
 @click.option("--clear-after", type=ClearAfter(), help="Clear tool output older than N turns (or never).")
 @click.option("--cache-ttl", type=click.Choice(TTLS), help="Anthropic cache lifetime.")
 @click.option("--model", help="Replay on another model of the provider.")
@@ -85,6 +85,22 @@ def replay_command(
     if both:
         flag = both[0].replace("_", "-")
         raise click.UsageError(f"--{flag} and the sweep's {flag}= both set {flag}: keep one of them")
+    session, recording = _recording(store, session_id)
+    if sweeping:
+        _print_sweep(session, sweep(recording, grid, policy), as_json)
+        return 0
+    result = replay(recording, policy)
+    if as_json:
+        click.echo(json.dumps({"session": session, **result.to_dict()}, ensure_ascii=False))
+    else:
+        click.echo(f"session {session[:12]}")
+        for line in replay_lines(result, per_call=not no_calls):
+            click.echo(line)
+    return 0
+
+
+def _recording(store: str | None, session_id: str) -> tuple[str, Recording]:
+    """The session's full id and its recording, read from the store."""
     path = existing_store(store)
     if path is None:
         raise ConfigError("no sessions recorded yet: there is nothing to replay")
@@ -98,27 +114,20 @@ def replay_command(
         recording = Recording.of(entries)
     except UnreadableEntry as exc:
         raise exc.located(location, info.id) from exc
-    if sweeping:
-        results = sweep(recording, grid, policy)
-        if as_json:
-            rows = [r.to_dict() for r in results]
-            costs = [row["replayed"]["cost_usd"] for row in rows if row["replayed"]["cost_usd"] is not None]
-            for row in rows:  # as the text marks it with *
-                row["cheapest"] = bool(costs) and row["replayed"]["cost_usd"] == min(costs)
-            click.echo(json.dumps({"session": info.id, "sweep": rows}, ensure_ascii=False))
-        else:
-            click.echo(f"session {info.id[:12]}: {len(results)} policies")
-            for line in sweep_lines(results):
-                click.echo(line)
-        return 0
-    result = replay(recording, policy)
+    return info.id, recording
+
+
+def _print_sweep(session: str, results: list[Replay], as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps({"session": info.id, **result.to_dict()}, ensure_ascii=False))
+        rows = [r.to_dict() for r in results]
+        costs = [row["replayed"]["cost_usd"] for row in rows if row["replayed"]["cost_usd"] is not None]
+        for row in rows:  # as the text marks it with *
+            row["cheapest"] = bool(costs) and row["replayed"]["cost_usd"] == min(costs)
+        click.echo(json.dumps({"session": session, "sweep": rows}, ensure_ascii=False))
     else:
-        click.echo(f"session {info.id[:12]}")
-        for line in replay_lines(result, per_call=not no_calls):
+        click.echo(f"session {session[:12]}: {len(results)} policies")
+        for line in sweep_lines(results):
             click.echo(line)
-    return 0
 
 
 def _grid(specs: tuple[str, ...]) -> dict[str, list[Any]]:

@@ -1,4 +1,4 @@
-"""``run`` and ``chat`` open their run here: the flags the user gave, parsed into one ``Run.open`` call.
+"""``run`` and ``chat`` open their run here: the flags the user gave and the config files, as one ``RunSpec``.
 
 On a resume, settings come from the session and the flags given override them (``Run.open``
 records the change). Only what is given is passed on: a flag left out keeps the session's value.
@@ -17,6 +17,7 @@ import click
 from tiny_agent.agent.loop import AgentConfig
 from tiny_agent.agent.run import Run
 from tiny_agent.agent.settings import RUN_SETTINGS, RunSettings
+from tiny_agent.agent.spec import RunSpec
 from tiny_agent.cli.config_file import FileConfig, load_config
 from tiny_agent.cli.options import CONFIG_FLAGS, PROVIDER_FLAGS, given
 from tiny_agent.cli.printer import Printer
@@ -38,27 +39,27 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
         raise ConfigError("--no-session cannot be combined with --resume or --continue")
     files = FileConfig() if opts.get("no_config") else load_config(opts["workspace"] or ".")
     flags = RunSettings.of({k: opts[k] for k in RUN_SETTINGS if k in opts and given(click_ctx, k)})
+    spec = RunSpec(
+        settings=files.under(flags),
+        config={k: opts[k] for k in CONFIG_FLAGS if opts.get(k) is not None},
+        system=_text_or_file(opts["system"], "--system"),
+        append_system=_text_or_file(opts["append_system"], "--append-system"),
+        pins=(*files.pins, *opts["pin"]),
+        resume=opts["resume"],
+        continue_latest=opts["continue_"],
+        force=opts["force"],
+        agent=AgentConfig(max_steps=opts["max_steps"], stream=printer.stream, budget_usd=opts["budget_usd"]),
+        on_event=printer.event,
+        provider_options={k: opts.get(k) for k in PROVIDER_FLAGS},
+        otel=bool(opts.get("otel")),
+        keepalive=(opts.get("keepalive") or keepalive) == "auto",
+        mcp=_servers(files, opts),
+        hooks=(*files.hooks(), *(Hook.parse(line) for line in opts.get("hook", ()))),
+        report=lambda line: printer.line(f"tiny-agent: {line}"),
+    )
     store = None if opts["no_session"] else open_store(opts["store"])
     try:
-        run = Run.open(
-            store,
-            settings=files.under(flags),
-            config={k: opts[k] for k in CONFIG_FLAGS if opts.get(k) is not None},
-            system=_text_or_file(opts["system"], "--system"),
-            append_system=_text_or_file(opts["append_system"], "--append-system"),
-            pins=[*files.pins, *opts["pin"]],
-            resume=opts["resume"],
-            continue_latest=opts["continue_"],
-            force=opts["force"],
-            agent=AgentConfig(max_steps=opts["max_steps"], stream=printer.stream, budget_usd=opts["budget_usd"]),
-            on_event=printer.event,
-            provider_options={k: opts.get(k) for k in PROVIDER_FLAGS},
-            otel=bool(opts.get("otel")),
-            keepalive=(opts.get("keepalive") or keepalive) == "auto",
-            mcp=_servers(files, opts),
-            hooks=[*files.hooks(), *(Hook.parse(spec) for spec in opts.get("hook", ()))],
-            report=lambda line: printer.line(f"tiny-agent: {line}"),
-        )
+        run = Run.open(spec, store=store)
     except BaseException:
         if store is not None:
             store.close()

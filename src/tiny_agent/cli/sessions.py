@@ -17,10 +17,11 @@ from tiny_agent.cli.output import write_lines, write_stdout
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.session import Session
 from tiny_agent.errors import ConfigError, UnreadableEntry
-from tiny_agent.observe.export import export_lines, read_export
+from tiny_agent.observe.export import JSONL, export_lines, read_export
 from tiny_agent.observe.history import history_lines
 from tiny_agent.observe.report import format_figures
 from tiny_agent.observe.stats import stats
+from tiny_agent.providers.wire import WIRES
 from tiny_agent.store import open_store
 from tiny_agent.store.base import UNREADABLE, CallQuery, SessionInfo
 from tiny_agent.store.spool import Spool
@@ -131,13 +132,7 @@ def _json_row(entry: Entry, unreadable: str | None) -> dict[str, Any]:
 
 @sessions_group.command("export")
 @click.argument("session_id", metavar="ID")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["jsonl", "anthropic", "openai", "responses"]),
-    default="jsonl",
-    show_default=True,
-)
+@click.option("--format", "fmt", type=click.Choice([JSONL, *WIRES]), default=JSONL, show_default=True)
 @click.option(
     "-o",
     "--output",
@@ -146,7 +141,7 @@ def _json_row(entry: Entry, unreadable: str | None) -> dict[str, Any]:
 )
 @store_option
 def export_command(session_id: str, fmt: str, output: str | None, store: str | None) -> int:
-    """The whole session: JSON lines of entries, or one request body of either wire format."""
+    """The whole session: JSON lines of entries, or one request body of a wire format."""
     with open_store(store) as opened:
         info = opened.get(session_id)
         entries = opened.entries(info.id)
@@ -154,7 +149,7 @@ def export_command(session_id: str, fmt: str, output: str | None, store: str | N
     unreadable = _unreadable(entries)  # every entry readable, before a line is written
     if unreadable:
         raise unreadable[0].located(opened.location, info.id)
-    lines = export_lines(info, entries, fmt)  # type: ignore[arg-type]
+    lines = export_lines(info, entries, fmt)
     if output is None:
         return write_stdout(lines)
     write_lines(Path(output), lines)

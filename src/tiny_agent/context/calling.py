@@ -75,19 +75,7 @@ def call(
     rendered = engine.legal(prompt, provider)
     before = previous_request(engine)
     shared = shared_messages(before.fingerprint, rendered.chain, before.chain) if before else None
-    opened = CallOpened(
-        purpose,
-        profile.model,
-        rendered.chars,
-        rendered.fingerprint,
-        profile.cache_home,
-        profile.name,
-        tuple(state.changes),
-        shared,
-        engine.context_window(provider),
-        engine.threshold(provider),
-        engine.decided,
-    )
+    opened = _opened(engine, provider, purpose, rendered, shared)
     (entry,) = engine.append([opened])
     if purpose == "turn":
         engine.decided = False
@@ -120,16 +108,40 @@ def call(
     )
     if purpose == "turn" and before is not None and "compaction" in before.changes:
         _log_estimate_error(state, response)
+    _record_answer(engine, entry.seq, record, response, profile.model)
+    return response
+
+
+def _opened(engine: Recorder, provider: Provider, purpose: str, rendered: Rendered, shared: int | None) -> CallOpened:
+    """The ``call`` entry: what is sent, where, and what the window and the policy stood at."""
+    profile = provider.profile
+    return CallOpened(
+        purpose,
+        profile.model,
+        rendered.chars,
+        rendered.fingerprint,
+        profile.cache_home,
+        profile.name,
+        tuple(engine.state.changes),
+        shared,
+        engine.context_window(provider),
+        engine.threshold(provider),
+        engine.decided,
+    )
+
+
+def _record_answer(engine: Recorder, seq: int, record: CallRecord, response: ModelResponse, model: str) -> None:
+    """The answer's entries: the fields ``model`` refused, a turn's reply, and ``call_done``."""
+    purpose = record.purpose
     # A field the model refused (the adapter sent the request again without it) stays out of the session.
-    refused = [FieldRefused(profile.model, name, error) for name, error in response.refused]
-    done = CallDone(entry.seq, record, None if purpose == "turn" else tuple(response.message.content))
+    refused = [FieldRefused(model, name, error) for name, error in response.refused]
+    done = CallDone(seq, record, None if purpose == "turn" else tuple(response.message.content))
     if purpose == "turn":
         message = drop_empty_text(response.message)
         content = message.content or (TextBlock(EMPTY_REPLY),)
-        engine.append([*refused, Response(content, entry.seq), done])
+        engine.append([*refused, Response(content, seq), done])
     else:
         engine.append([*refused, done])
-    return response
 
 
 def on_the_wire(engine: Recorder, prompt: Prompt, provider: Provider) -> Prompt:

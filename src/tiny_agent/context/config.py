@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
@@ -30,9 +31,11 @@ class ContextConfig:
     """Override of the model's window in tokens; by default the provider says, else 128,000."""
     summary_max_tokens: int = 1024
     """Output cap of the summary call."""
-    policy: Literal["cost", "fraction"] = "cost"
-    """When to compact: "fraction" only past ``compact_at``; "cost" at the threshold whose compaction
-    cycle costs least at the provider's cache prices, never past ``compact_at`` (see ``context.policy``)."""
+    policy: str = "cost"
+    """When to compact, a policy's name (``context.shrink.registry``, looked up when the engine takes
+    the config, so a session naming a policy this process lacks still reads): "fraction" only past ``compact_at``;
+    "cost" at the threshold whose compaction cycle costs least at the provider's cache prices, never
+    past ``compact_at`` (see ``context.shrink.policy``)."""
     summary: Literal["cached", "transcript"] = "cached"
     """How the summary is asked for: "cached" at the end of the window itself, so the call reads the
     cache; "transcript" from a flattened copy of what is replaced (the fallback either way)."""
@@ -55,8 +58,6 @@ class ContextConfig:
             raise ConfigError(f"keep_turns must be at least 1, not {self.keep_turns}")
         if self.context_window is not None and self.context_window < 1:
             raise ConfigError(f"context_window must be positive, not {self.context_window}")
-        if self.policy not in ("cost", "fraction"):
-            raise ConfigError(f"policy must be 'cost' or 'fraction', not {self.policy!r}")
         if self.summary not in ("cached", "transcript"):
             raise ConfigError(f"summary must be 'cached' or 'transcript', not {self.summary!r}")
         if self.clear_after is not None and self.clear_after < 1:
@@ -83,7 +84,11 @@ class ContextConfig:
 
     @classmethod
     def checked(cls, settings: Mapping[str, Any]) -> ContextConfig:
-        """Like ``of``, but a key that is no field is a ConfigError too (a typo must not pass silently)."""
+        """Like ``of``, but a key that is no field, or a policy no one registered, is a ConfigError too
+        (a typo must not pass silently)."""
+        if isinstance(settings.get("policy"), str):
+            # Imported when asked: the policies read the engine, which reads this module.
+            importlib.import_module("tiny_agent.context.shrink.registry").policy_named(settings["policy"])
         unknown = sorted(set(settings) - CONFIG_KEYS)
         if unknown:
             known = ", ".join(sorted(CONFIG_KEYS))

@@ -27,6 +27,7 @@ from tiny_agent.context.entry_codec import encode
 from tiny_agent.context.legality import drop_empty_text
 from tiny_agent.context.log import Log, MemoryLog
 from tiny_agent.context.shrink.compaction import Compaction
+from tiny_agent.context.shrink.registry import policy_named
 from tiny_agent.context.state import State
 from tiny_agent.context.tokens import TokenLedger
 from tiny_agent.context.window import spec_dict, spec_of, system_blocks
@@ -128,6 +129,8 @@ class Conversation:
                     f"{', '.join(map(repr, unknown))}: not a setting of the engine (record_run keeps others)"
                 )
             ContextConfig.of({**self._state.settings, **changed})  # raises ConfigError
+            if "policy" in changed:
+                policy_named(changed["policy"])  # an unknown name: one line naming the known ones
             self.append([ConfigChange(changed)])
 
     def record_run(self, **settings: Any) -> None:

@@ -90,7 +90,7 @@ def diagnose(
             f"cacheable prompt ({rules.min_tokens:,} tokens), so nothing was cached"
         )
     if rules.mode == "explicit" and not rendered.marks:
-        mark = "cache_control" if profile.wire == "anthropic" else "prompt_cache_breakpoint"
+        mark = profile.wire_format.mark_field
         return f"no cache breakpoint: the request marked nothing to cache ({mark}), so nothing was written"
     added = _blocks(prompt.messages) - _blocks(before.prompt.messages) if before.prompt else 0
     if rules.lookback_blocks > 1 and added >= rules.lookback_blocks:

@@ -70,8 +70,6 @@ class Context(Conversation):
         self.last_rendered: tuple[int, Rendered] | None = None
         """The newest request answered in this process, with the seq of its ``call`` entry; the miss
         diagnosis quotes it (the log has its fingerprint)."""
-        self.failed_at: int | None = None
-        """Context size when the last summary call failed; the next try waits for growth."""
         self.decided = False
         """Whether the clearing or compaction policy was consulted since the last turn call (the
         call entry records it, so a replay consults the policy where the recording did)."""
@@ -185,6 +183,11 @@ class Context(Conversation):
 
     # -- size and compaction ------------------------------------------------------------------
 
+    @property
+    def failed_at(self) -> int | None:
+        """Context size when the policy's last compaction failed (from the log); the next try waits for growth."""
+        return self.state.failed_at
+
     def context_window(self, provider: Provider | None = None) -> int:
         return self.config.window(provider.profile.context_window if provider is not None else None)
 
@@ -237,7 +240,6 @@ class Context(Conversation):
             provider=provider,
             min_tokens=min_tokens,
             tokens_before=tokens_before,
-            manual=True,
         )
 
     def maybe_compact(self, provider: Provider) -> Compaction | None:

@@ -8,7 +8,7 @@ values, so a ``match`` over them is the one place an entry changes the state (``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from tiny_agent.context.config import CONFIG_KEYS
@@ -23,6 +23,7 @@ __all__ = [
     "Clearing",
     "CompactionMark",
     "ConfigChange",
+    "Decision",
     "EntryError",
     "FieldRefused",
     "Note",
@@ -99,6 +100,42 @@ class CompactionMark:
     counted: bool = False
     """``tokens_after`` is the provider's own count of the new window (``ProviderProfile.free_count``),
     not an estimate: the size of the requests after it starts from there."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The policy shrank the window, or tried to: what it saw, what it chose, and whether that failed.
+
+    Written where the decision is made (``shrink.summarize``, ``shrink.clearing``), once its outcome
+    is known: before the ``compaction`` or ``clear`` entry it led to, or in place of it when it
+    failed. A decision is no message: it never changes the window."""
+
+    kind: ClassVar[str] = "decision"
+    policy: str
+    """The compaction policy's name (``shrink.registry``); "manual" for a compaction asked for,
+    "clearing" for the clearing of old tool output (``ContextConfig.clear_after``)."""
+    action: str
+    """"compact" or "clear"."""
+    tokens: int
+    """The context's size when it decided (tokens)."""
+    threshold: int | None = None
+    """The threshold it compacted at: the cost policy's choice, else the config's."""
+    ceiling: int | None = None
+    """The config's threshold (``compact_at`` in tokens): the hard limit."""
+    window: int | None = None
+    keep_turns: int | None = None
+    prices: Mapping[str, float] = field(default_factory=dict)
+    """Dollars per token of each class it weighed (input, read, write, output); empty when unpriced."""
+    cut: int | None = None
+    """The seq of the first entry the compaction keeps."""
+    messages: int = 0
+    """Messages it replaces (a compaction), results it clears (a clearing)."""
+    summarizer: str = ""
+    """Where the summary came from: "cached" (the window's end, a cache read), "transcript", "custom"."""
+    failed_at: int | None = None
+    """The context's size when it failed (tokens); None when it did not. The policy's next try waits
+    for a tenth more."""
+    error: str = ""
 
 
 @dataclass(frozen=True)
@@ -207,6 +244,7 @@ TypedEntry = (
     | ToolResult
     | CompactionMark
     | Clearing
+    | Decision
     | CallOpened
     | CallDone
     | CallFailed

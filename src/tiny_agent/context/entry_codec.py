@@ -18,6 +18,7 @@ from tiny_agent.context.entries import (
     Clearing,
     CompactionMark,
     ConfigChange,
+    Decision,
     EntryError,
     FieldRefused,
     Note,
@@ -67,6 +68,13 @@ def encode(value: TypedEntry) -> NewEntry:
                 body["counted"] = True
         case Clearing(stubs=stubs):
             body["stubs"] = dict(stubs)
+        case Decision():
+            body.update(policy=value.policy, action=value.action, tokens=value.tokens)
+            body.update(threshold=value.threshold, ceiling=value.ceiling, window=value.window)
+            body.update(keep_turns=value.keep_turns, prices=dict(value.prices), cut=value.cut)
+            body.update(messages=value.messages, summarizer=value.summarizer)
+            if value.failed_at is not None:
+                body.update(failed_at=value.failed_at, error=value.error)
         case CallOpened():
             body.update(purpose=value.purpose, model=value.model, chars=value.chars)
             body.update(fingerprint=dict(value.fingerprint), provider=value.provider)
@@ -149,6 +157,8 @@ def _decode(kind: str, body: Mapping[str, Any]) -> list[TypedEntry]:
             ]
         case "clear":
             return [Clearing({str(k): str(v) for k, v in (body.get("stubs") or {}).items()})]
+        case "decision":
+            return [_decision(body)]
         case "call":
             shared = body.get("shared_messages")
             return [
@@ -188,6 +198,25 @@ def _decode(kind: str, body: Mapping[str, Any]) -> list[TypedEntry]:
         case "stop":
             return [RunStop(str(body.get("reason") or ""), int(body.get("steps") or 0), str(body.get("detail") or ""))]
     raise EntryError(f"its kind {kind!r} is unknown to this tiny-agent (written by a newer one?)")
+
+
+def _decision(body: Mapping[str, Any]) -> Decision:
+    prices = body.get("prices") or {}
+    return Decision(
+        str(body["policy"]),
+        str(body["action"]),
+        int(body["tokens"]),
+        _int(body.get("threshold")),
+        _int(body.get("ceiling")),
+        _int(body.get("window")),
+        _int(body.get("keep_turns")),
+        {str(k): float(v) for k, v in prices.items()},
+        _int(body.get("cut")),
+        int(body.get("messages") or 0),
+        str(body.get("summarizer") or ""),
+        _int(body.get("failed_at")),
+        str(body.get("error") or ""),
+    )
 
 
 def _blocks(body: Mapping[str, Any]) -> tuple[Block, ...]:

@@ -1,8 +1,8 @@
 """Protocol legality: repair what can be repaired, deterministically.
 
-The rules themselves are facts of the wire and live with it (``providers.wire_check``: the neutral
-``check_messages`` and the exact-body ``check_anthropic_body`` / ``check_openai_body``, re-exported
-here); the engine checks every request before it is sent. ``repair`` is deterministic, so the same
+The rules themselves are facts of the wire and live with it (the neutral ``check_messages`` in
+``providers.check``, the exact-body ``check_anthropic_body`` / ``check_openai_body`` in each wire's
+folder, re-exported here); the engine checks every request before it is sent. ``repair`` is deterministic, so the same
 broken history always becomes the same legal one and the prompt cache still matches on the next turn.
 """
 
@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tiny_agent.providers.wire_check import check_anthropic_body, check_messages, check_openai_body
+from tiny_agent.providers.anthropic.check import check_anthropic_body
+from tiny_agent.providers.check import check_messages
+from tiny_agent.providers.openai.check import check_openai_body
 from tiny_agent.types import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 __all__ = ["INTERRUPTED", "check_anthropic_body", "check_messages", "check_openai_body", "drop_empty_text", "repair"]

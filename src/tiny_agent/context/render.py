@@ -18,7 +18,7 @@ from typing import Any
 from tiny_agent.context.cache import chain_step, head_fingerprint
 from tiny_agent.context.tokens import Serialized, head_chars
 from tiny_agent.providers.base import Provider
-from tiny_agent.providers.wire_check import WireCheck
+from tiny_agent.providers.check import WireCheck
 from tiny_agent.types import Message, Prompt, ToolSpec
 
 __all__ = ["Rendered", "Renderer"]

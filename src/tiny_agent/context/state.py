@@ -20,6 +20,7 @@ from tiny_agent.context.entries import (
     Clearing,
     CompactionMark,
     ConfigChange,
+    Decision,
     FieldRefused,
     Note,
     PinChange,
@@ -85,6 +86,9 @@ class State:
     measured: tuple[int, int, int] | None = None
     """(messages, epoch, tokens) as of the newest turn whose usage was reported."""
     stops: list[RunStop] = field(default_factory=list)
+    failed_at: int | None = None
+    """The context's size when the policy's newest compaction failed (None: it did not); the
+    policy's next try waits for growth, after a resume too."""
     refused: dict[str, frozenset[str]] = field(default_factory=dict)
     """Request fields each model refused with a 400 (``FieldRefused``): left out of its requests."""
     head: int = -1
@@ -119,16 +123,14 @@ class State:
                 self.window.append(message)
                 self.pending = [b.id for b in message.tool_uses]
             case CompactionMark():
-                cut = bisect.bisect_left(self.starts, value.cut)
-                self.compactions.append(
-                    Compaction(cut, value.summary, value.record, value.tokens_before, value.tokens_after)
-                )
-                self._window_changed("compaction")
-                if value.counted and value.tokens_after:
-                    self.measured = (len(self.messages), self.epoch, value.tokens_after)
+                self._compacted(value)
             case Clearing(stubs=stubs):
                 self.stubs.update(stubs)
                 self._window_changed("clear")
+            case Decision(action="compact", policy=policy) if policy != "manual":
+                self.failed_at = value.failed_at
+            case Decision():
+                pass  # what the policy saw and chose: no message, the window is as it was
             case CallOpened():
                 call = OpenCall(
                     entry.seq, entry.at, value.purpose, value.model, value.chars, value.fingerprint, value.server
@@ -143,11 +145,7 @@ class State:
             case FieldRefused(model=model, field=name):
                 self.refused[model] = self.refused.get(model, frozenset()) | {name}
             case PinChange(add=add, remove=remove):
-                if add is not None and add not in self.pins:
-                    self.pins.append(add)
-                if remove is not None and remove in self.pins:
-                    self.pins.remove(remove)
-                self.epoch += 1
+                self._pinned(add, remove)
             case ConfigChange(settings=settings):
                 if any(k in settings and settings[k] != self.settings.get(k) for k in ("system", "tools")):
                     self.epoch += 1
@@ -158,6 +156,20 @@ class State:
                 self.stops.append(value)
             case Note():
                 pass
+
+    def _compacted(self, mark: CompactionMark) -> None:
+        cut = bisect.bisect_left(self.starts, mark.cut)
+        self.compactions.append(Compaction(cut, mark.summary, mark.record, mark.tokens_before, mark.tokens_after))
+        self._window_changed("compaction")
+        if mark.counted and mark.tokens_after:
+            self.measured = (len(self.messages), self.epoch, mark.tokens_after)
+
+    def _pinned(self, add: str | None, remove: str | None) -> None:
+        if add is not None and add not in self.pins:
+            self.pins.append(add)
+        if remove is not None and remove in self.pins:
+            self.pins.remove(remove)
+        self.epoch += 1
 
     def _window_changed(self, what: str) -> None:
         self.window.rebuild(self.messages, self.compactions[-1] if self.compactions else None, dict(self.stubs))

@@ -29,24 +29,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from tiny_agent.guide.options import MAX_QUOTE, MAX_QUOTES, WRITE_TOOLS, GuideOptions
 from tiny_agent.guide.path_rank import best_paths, rank
 from tiny_agent.guide.quotes import Result, answers, lines_holding, whole
 from tiny_agent.guide.request_kind import Request, read_request, subject
 from tiny_agent.guide.write_request import asks_for_a_write, content_in_request, named_paths, write_targets
 from tiny_agent.types import Message, Prompt, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
-__all__ = ["WRITE_TOOLS", "Guide", "asks_for_a_write", "guide", "named_paths"]
+__all__ = ["WRITE_TOOLS", "Guide", "GuideOptions", "asks_for_a_write", "guide", "named_paths"]
 
-WRITE_TOOLS = frozenset({"write_file"})
-"""Tools that change the workspace: offered only to a request that asks for a write."""
-ROOT_WORDS = frozenset({"workspace"})
-"""Words that name the root folder ``.``: the system prompt calls it "the workspace"."""
-MAX_CALLS = 2
-"""Successful tool calls per request before the model must answer."""
-MAX_QUOTE = 1_000
-"""Longest quote offered as an answer, in characters (a whole result is cut at a line end)."""
-MAX_QUOTES = 100
-"""Most quotes offered; beyond it, the newest."""
+ALL_ON = GuideOptions()
 CHAT_WORDS = 12
 """Most words of the sentence after the opening of a reply to small talk."""
 _REGEX_SPECIAL = frozenset(".^$*+?()[]{}|\\")
@@ -66,73 +58,69 @@ class Guide:
     """The schema of the answer's text, or None when the reply must be a tool call."""
 
 
-def guide(
-    prompt: Prompt,
-    *,
-    follow_request: bool = True,
-    required_only: bool = True,
-    look_first: bool = True,
-    no_repeat: bool = True,
-    quote: bool = True,
-    max_calls: int | None = MAX_CALLS,
-    root_words: frozenset[str] = ROOT_WORDS,
-    write_tools: frozenset[str] = WRITE_TOOLS,
-    match_words: bool = True,
-    own_request: bool = True,
-    phrasing: bool = True,
-    max_quote: int = MAX_QUOTE,
-) -> Guide:
-    """The allowed replies for ``prompt``; each flag turns one narrowing on (see the module doc):
-    ``match_words`` the paths a word names or a file holds, ``own_request`` answers from what this
-    request gathered, ``phrasing`` what its wording asks (a chat, a whole file, a folder)."""
+def guide(prompt: Prompt, options: GuideOptions = ALL_ON) -> Guide:
+    """The allowed replies for ``prompt``, with the narrowings ``options`` turns on."""
     schemas = {t.name: dict(prompt.tool_grammar.get(t.name, t.input_schema)) for t in prompt.tools}
     request_at = _request_index(prompt.messages)
     text = _text(prompt.messages[request_at]) if request_at is not None else ""
     request = read_request(text)
-    if not phrasing:
+    if not options.phrasing:
         request = Request(text, request.terms, False, False, False, False, request.refers_back)
-    scope = request_at if own_request else 0
+    scope = request_at if options.own_request else 0
     results = _results(prompt.messages, scope)
     succeeded = _succeeded_since(prompt.messages, request_at)
-    targets = write_targets(text) if follow_request else set()
+    targets = write_targets(text) if options.follow_request else set()
     if request.chat and targets is None and request_at is not None:
         return Guide((), {}, _free_reply(request.opening))
-    if own_request and request.refers_back and not results and request_at is not None:
+    if options.own_request and request.refers_back and not results and request_at is not None:
         earlier = _earlier(prompt.messages, request_at)
         if earlier is not None:
-            return Guide((), {}, _quote_schema(earlier, quote))
-    if any(name in write_tools for name, _ in succeeded):
-        schemas = {name: s for name, s in schemas.items() if name not in write_tools}  # written: one per request
-    if no_repeat:
-        for name, path in succeeded:
-            enum = _enum(schemas.get(name, {}))
-            if enum is not None and path in enum:
-                schemas[name] = _with_paths(schemas[name], [p for p in enum if p != path])
+            return Guide((), {}, _quote_schema(earlier, options.quote))
+    schemas = _not_again(schemas, succeeded, options)
     if targets is not None:  # "write a shopping list to x.txt" asks for no listing
         request = replace(request, listing=False)
     given = content_in_request(text, targets) if targets is not None else []
     if given:  # what to write is in the request: its words say what to write, not where to look
         request = replace(request, terms=subject(text[: text.find(given[0])]))
-    if follow_request and request_at is not None:
+    if options.follow_request and request_at is not None:
         looked = bool(results) or bool(given)
-        before: Counter[str] = Counter()
-        if own_request and request.refers_back and not results:  # "and the apple tart?": priced like the loaf
-            previous = _request_index(prompt.messages[:request_at])
-            before = subject(_text(prompt.messages[previous])) if previous is not None else before
-        schemas = _follow(schemas, request, prompt, targets, write_tools, (root_words, before), match_words, looked)
-    if required_only:
+        refers_back = options.own_request and request.refers_back and not results
+        before = _previous_subject(prompt.messages, request_at) if refers_back else Counter[str]()
+        words = (options.root_words, before)
+        schemas = _follow(schemas, request, prompt, targets, options.write_tools, words, options.match_words, looked)
+    if options.required_only:
         schemas = {name: _required_only(schema) for name, schema in schemas.items()}
-    if targets is not None and quote:
-        schemas = _content(schemas, write_tools, given, results, max_quote)
+    if targets is not None and options.quote:
+        schemas = _content(schemas, options.write_tools, given, results, options.max_quote)
     offered = {name: s for name, s in schemas.items() if _enum(s) != []}
-    if max_calls is not None and len(succeeded) >= max_calls:
+    if options.max_calls is not None and len(succeeded) >= options.max_calls:
         offered = {}
-    looked = bool(results) if own_request else any(_results(prompt.messages, 0))
+    looked = bool(results) if options.own_request else any(_results(prompt.messages, 0))
     answer: Mapping[str, Any] | None = None
-    if looked or not look_first or not offered:
-        options = answers(results, request.terms, whole_only=request.whole or request.listing, limit=max_quote)
-        answer = _quote_schema(options or _failures(prompt.messages, scope), quote)
+    if looked or not options.look_first or not offered:
+        quotes = answers(results, request.terms, whole_only=request.whole or request.listing, limit=options.max_quote)
+        answer = _quote_schema(quotes or _failures(prompt.messages, scope), options.quote)
     return Guide(tuple(t for t in prompt.tools if t.name in offered), offered, answer)
+
+
+def _previous_subject(messages: Sequence[Message], request_at: int) -> Counter[str]:
+    """What the request before this one was about: "and the apple tart?" is priced like the loaf."""
+    previous = _request_index(messages[:request_at])
+    return subject(_text(messages[previous])) if previous is not None else Counter()
+
+
+def _not_again(
+    schemas: dict[str, dict[str, Any]], succeeded: Sequence[tuple[str, str]], options: GuideOptions
+) -> dict[str, dict[str, Any]]:
+    """One write per request, and (``no_repeat``) no read again that already succeeded for it."""
+    if any(name in options.write_tools for name, _ in succeeded):
+        schemas = {name: s for name, s in schemas.items() if name not in options.write_tools}
+    if options.no_repeat:
+        for name, path in succeeded:
+            enum = _enum(schemas.get(name, {}))
+            if enum is not None and path in enum:
+                schemas[name] = _with_paths(schemas[name], [p for p in enum if p != path])
+    return schemas
 
 
 def _follow(

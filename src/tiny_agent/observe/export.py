@@ -7,26 +7,30 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from tiny_agent.context.engine import Context
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
 from tiny_agent.errors import ConfigError, UnreadableEntry
+from tiny_agent.providers.adapters import wire_adapter
 from tiny_agent.store.base import SessionInfo
 from tiny_agent.store.migrations import SCHEMA_VERSION
 from tiny_agent.types import Entry, Prompt
 
-__all__ = ["EXPORT_FORMAT", "ExportFormat", "export_lines", "read_export"]
+__all__ = ["EXPORT_FORMAT", "JSONL", "ExportFormat", "export_lines", "read_export"]
 
 EXPORT_FORMAT = "tiny-agent-session"
-ExportFormat = Literal["jsonl", "anthropic", "openai", "responses"]
+JSONL = "jsonl"
+ExportFormat = str
+"""``jsonl``, or the name of a wire (``providers.wire.WIRES``) to export as one request body of it."""
 
 
-def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat = "jsonl") -> Iterator[str]:
+def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat = JSONL) -> Iterator[str]:
     """The session as lines of text. ``jsonl``: a header, then one entry per line (a fork's inherited
-    entries included). ``anthropic`` / ``openai`` / ``responses``: one request body with every message."""
-    if fmt == "jsonl":
+    entries included). A wire's name (``anthropic``, ``openai``, ...): one request body of it with
+    every message."""
+    if fmt == JSONL:
         header = {"format": EXPORT_FORMAT, "version": 1, "schema": SCHEMA_VERSION, "session": info.to_dict()}
         yield json.dumps(header, ensure_ascii=False)
         for e in entries:
@@ -35,19 +39,7 @@ def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat 
     context = Context(log=MemoryLog(entries))
     model = str(context.run_settings.get("model") or "unknown")
     prompt = Prompt(context.system_blocks(), context.tools, context.messages)
-    # Each SDK takes a second to import: only the one asked for is loaded.
-    if fmt == "responses":
-        from tiny_agent.providers.responses.wire import export_request
-
-        body = export_request(model, "\n\n".join(t for t in prompt.system if t), prompt.messages)
-    elif fmt == "anthropic":
-        from tiny_agent.providers.anthropic.adapter import AnthropicProvider
-
-        body = AnthropicProvider(model=model, api_key="rendering-only").render(prompt)
-    else:
-        from tiny_agent.providers.openai.adapter import OpenAICompatProvider
-
-        body = OpenAICompatProvider(model=model, api_key="rendering-only").render(prompt)
+    body = wire_adapter(fmt, model).render(prompt)  # only the SDK of the wire asked for is imported
     yield json.dumps(body, ensure_ascii=False, indent=2)
 
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from tiny_agent.observe.causes import SystemChange, miss_cause
-from tiny_agent.providers.pricing import maker_of, token_prices
-from tiny_agent.providers.profile import PRICING_IDS
+from tiny_agent.providers.registry import token_prices_at
 from tiny_agent.store.base import CallTotals
 
 __all__ = ["LAYERS", "Figures", "LayerFigures", "MissCause", "Sums", "unit_prices"]
@@ -80,6 +79,9 @@ class Figures:
     """Cache reads over the input of the calls that reported their cache reads."""
     seconds: float = 0.0
     compactions: int = 0
+    compaction_failures: int = 0
+    """Compactions the policy or the user started that failed (their ``decision`` entries say so;
+    a session from before those were written counts none)."""
     compaction_tokens_saved: int = 0
     summary_cost_usd: float = 0.0
     after_compaction_cost_usd: float = 0.0
@@ -119,11 +121,7 @@ def unit_prices(models: Iterable[tuple[str | None, str]]) -> dict[tuple[str | No
 
 
 def _unit_prices(provider: str | None, model: str) -> tuple[float, float] | None:
-    if provider == "local":
-        return 0.0, 0.0
-    # A library session that did not record its provider: genai-prices knows the model's maker.
-    pricing_id = maker_of(model) if provider is None else PRICING_IDS.get(provider)
-    prices = token_prices(model, pricing_id)
+    prices = token_prices_at(provider, model)
     return (prices.input, prices.output) if prices is not None else None
 
 
@@ -240,6 +238,7 @@ class Sums:
             "hit_rate": v["cache_read_tokens"] / read_base if read_base else None,
             "seconds": float(v["seconds"]),
             "compactions": sum(n for (kind, _), n in self.events.items() if kind == "compaction"),
+            "compaction_failures": sum(n for key, n in self.events.items() if key == ("decision", "compact failed")),
             "compaction_tokens_saved": self.tokens_saved,
             "summary_cost_usd": float(v["summary_cost_usd"]),
             "after_compaction_cost_usd": float(v["after_compaction_cost_usd"]),

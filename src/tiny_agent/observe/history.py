@@ -17,6 +17,7 @@ from tiny_agent.context.entries import (
     Clearing,
     CompactionMark,
     ConfigChange,
+    Decision,
     FieldRefused,
     Note,
     PinChange,
@@ -35,7 +36,7 @@ from tiny_agent.observe.call_lines import format_event
 from tiny_agent.tools.toolset import MCP_SETTING
 from tiny_agent.types import Entry, TextBlock, ToolUseBlock
 
-__all__ = ["history_lines"]
+__all__ = ["decision_line", "history_lines"]
 
 
 def history_lines(entries: Sequence[Entry], unreadable: list[UnreadableEntry] | None = None) -> Iterator[str]:
@@ -85,20 +86,7 @@ class _Reader:
             case CallOpened():
                 self.layers.call(seq, value)
             case CallDone(call=call, record=record):
-                self.layers.answered(call)
-                note = self.layers.note(call, record.miss)
-                if record.purpose == "turn":
-                    self.summary_calls = []  # a compaction that failed before this turn: its calls had their lines
-                    self.pings = 0
-                    self.step += 1
-                    line = format_event(TurnEvent(self.step, record, 0, record.stop_reason or ""))
-                elif record.purpose == "keepalive":
-                    self.pings += 1
-                    line = format_event(CallEvent(self.pings, record))
-                else:
-                    self.summary_calls.append(record)
-                    line = format_event(CallEvent(len(self.summary_calls), record))
-                yield line[:-1] + note + "]" if note and line.endswith("]") else line
+                yield self._answered(call, record)
             case CallFailed(error=error):
                 yield f"#{seq} [call failed: {error}]"
             case CompactionMark():
@@ -107,24 +95,48 @@ class _Reader:
                 )
                 yield f"#{seq} " + format_event(CompactionEvent(compaction, tuple(self.summary_calls)))
                 self.summary_calls = []
+            case Decision(action="compact"):
+                yield f"#{seq} [{decision_line(value)}]"
+                if value.failed_at is not None:
+                    self.summary_calls = []
             case Clearing(stubs=stubs):
                 yield f"#{seq} [cleared old tool output: {len(stubs)} result(s)]"
             case PinChange(add=add, remove=remove):
                 yield f"#{seq} [pin {'added' if add is not None else 'removed'}: {add or remove}]"
             case ConfigChange(settings=settings) | RunChange(settings=settings):
-                self.layers.config(settings)
-                yield from self._servers(seq, settings.get(MCP_SETTING))
-                shown = {k: v for k, v in settings.items() if k not in ("tools", "system", MCP_SETTING)}
-                if shown:
-                    yield f"#{seq} [settings: {', '.join(f'{k}={v}' for k, v in shown.items())}]"
-                if "system" in settings:
-                    yield f"#{seq} [system prompt set: {len(str(settings['system']))} characters]"
+                yield from self._settings(seq, settings)
             case FieldRefused(model=model, field=name):
                 yield f"#{seq} [{model} does not take {name}: left out of its requests from here on]"
             case Note(text=text):
                 yield f"#{seq} [note: {text}]"
             case RunStop(reason=reason, steps=steps, detail=detail):
                 yield f"#{seq} [run ended: {reason} after {steps} step(s){f' ({detail})' if detail else ''}]"
+
+    def _answered(self, call: int, record: CallRecord) -> str:
+        """The line of a finished call: a turn, a keepalive ping, or one call of a compaction."""
+        self.layers.answered(call)
+        note = self.layers.note(call, record.miss)
+        if record.purpose == "turn":
+            self.summary_calls = []  # a compaction that failed before this turn: its calls had their lines
+            self.pings = 0
+            self.step += 1
+            line = format_event(TurnEvent(self.step, record, 0, record.stop_reason or ""))
+        elif record.purpose == "keepalive":
+            self.pings += 1
+            line = format_event(CallEvent(self.pings, record))
+        else:
+            self.summary_calls.append(record)
+            line = format_event(CallEvent(len(self.summary_calls), record))
+        return line[:-1] + note + "]" if note and line.endswith("]") else line
+
+    def _settings(self, seq: int, settings: Mapping[str, Any]) -> Iterator[str]:
+        self.layers.config(settings)
+        yield from self._servers(seq, settings.get(MCP_SETTING))
+        shown = {k: v for k, v in settings.items() if k not in ("tools", "system", MCP_SETTING)}
+        if shown:
+            yield f"#{seq} [settings: {', '.join(f'{k}={v}' for k, v in shown.items())}]"
+        if "system" in settings:
+            yield f"#{seq} [system prompt set: {len(str(settings['system']))} characters]"
 
     def _servers(self, seq: int, servers: Any) -> Iterator[str]:
         if not isinstance(servers, Mapping):
@@ -137,6 +149,18 @@ class _Reader:
             yield f"#{seq} [mcp {name} · {source} · {len(tools)} tool(s): {', '.join(tools)}]"
         if not servers:
             yield f"#{seq} [no MCP server from here on]"
+
+
+def decision_line(d: Decision) -> str:
+    """``cost policy compacts at 14,210 tokens (threshold 13,500, limit 100,000): 12 messages, summary cached``."""
+    who = "asked-for compaction" if d.policy == "manual" else f"{d.policy} policy compacts"
+    limits = [f"threshold {d.threshold:,}"] if d.threshold is not None and d.policy != "manual" else []
+    if d.ceiling is not None and d.ceiling != d.threshold:
+        limits.append(f"limit {d.ceiling:,}")
+    seen = f"{who} at {d.tokens:,} tokens" + (f" ({', '.join(limits)})" if limits else "")
+    if d.failed_at is not None:
+        return f"{seen}: failed, history kept as it was: {d.error}"
+    return f"{seen}: {d.messages} messages" + (f", summary {d.summarizer}" if d.summarizer else "")
 
 
 class _Layers:

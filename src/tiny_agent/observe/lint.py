@@ -30,11 +30,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from tiny_agent.context.legality import check_anthropic_body, check_openai_body
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, min_cacheable_tokens
-from tiny_agent.providers.prefix import PrefixBlock, breakpoints, prefix_blocks, ttls_in_order
-from tiny_agent.providers.responses import wire as responses_wire
+from tiny_agent.providers.prefix import PrefixBlock, block_tokens, breakpoints, ttls_in_order
+from tiny_agent.providers.wire import WireFormat, wire_of
+from tiny_agent.providers.wire import detect_wire as _detect
 
 __all__ = ["Finding", "Severity", "detect_wire", "is_clean", "lint_bodies", "lint_body", "lint_files", "load_bodies"]
 
@@ -97,34 +97,21 @@ def is_clean(findings: Iterable[Finding]) -> bool:
 
 
 def detect_wire(body: Mapping[str, Any]) -> Wire:
-    """Anthropic, OpenAI Chat Completions or the Responses API, from the body's shape."""
-    if responses_wire.is_body(body):
-        return "responses"
-    if "system" in body or any("input_schema" in t for t in body.get("tools") or []):
-        return "anthropic"
-    if any(t.get("type") == "function" for t in body.get("tools") or []):
-        return "openai"
-    for msg in body.get("messages") or []:
-        if msg.get("role") in (*_SYSTEM_ROLES, "tool") or "tool_calls" in msg:
-            return "openai"
-        content = msg.get("content")
-        if isinstance(content, list) and any(
-            b.get("type") in ("tool_use", "tool_result") or "cache_control" in b for b in content
-        ):
-            return "anthropic"
-    return "anthropic" if "cache_control" in body else "openai"
+    """The name of the body's wire (Anthropic, OpenAI Chat Completions, ...), from its shape."""
+    return _detect(body).name
 
 
 def lint_body(body: Mapping[str, Any], wire: Wire | None = None, model: str | None = None) -> list[Finding]:
     """Every hazard found in one request body."""
-    wire = wire or detect_wire(body)
+    fmt = wire_of(wire) if wire else _detect(body)
     model = model or str(body.get("model") or "")
-    findings = _legality(body, wire)
-    blocks = prefix_blocks(body, wire)
-    marks = breakpoints(body, blocks) if wire == "anthropic" else []
-    findings.extend(_volatile(blocks, wire, max((i for i, _ in marks), default=-1)))
-    if wire == "anthropic":
-        findings.extend(_breakpoints(blocks, marks, model))
+    findings = _legality(body, fmt)
+    blocks = fmt.prefix_blocks(body, block_tokens)
+    # A wire whose marks are optional (OpenAI's) is not held to the breakpoint rules.
+    marks = breakpoints(body, blocks) if fmt.marks_required else []
+    findings.extend(_volatile(blocks, max((i for i, _ in marks), default=-1)))
+    if fmt.marks_required:
+        findings.extend(_breakpoints(blocks, marks, model, fmt))
     return findings
 
 
@@ -163,17 +150,10 @@ def lint_files(paths: Iterable[str | Path], wire: Wire | None = None, model: str
     return lint_bodies([b for _, b in pairs], wire, model, [s for s, _ in pairs])
 
 
-def _legality(body: Mapping[str, Any], wire: Wire) -> list[Finding]:
-    if wire == "responses":
-        problems, offset = responses_wire.check_responses_body(body), 0
-    elif wire == "anthropic":
-        # The marker count is reported by its own rule, with paths.
-        problems = [p for p in check_anthropic_body(body) if "cache_control" not in p]
-        offset = 0
-    else:
-        problems = check_openai_body(body)
-        messages = body.get("messages") or []
-        offset = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
+def _legality(body: Mapping[str, Any], wire: WireFormat) -> list[Finding]:
+    # The marker count is reported by its own rule, with paths.
+    problems = wire.check(body, None)
+    offset = wire.conversation_start(body)
     out = []
     for problem in problems:
         found = re.search(r"messages\[(\d+)\]|message (\d+)", problem)
@@ -198,13 +178,12 @@ def _strings(data: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _strings(value, f"{path}[{i}]")
 
 
-def _volatile(blocks: list[PrefixBlock], wire: Wire, last_mark: int) -> list[Finding]:
+def _volatile(blocks: list[PrefixBlock], last_mark: int) -> list[Finding]:
     scoped: list[tuple[PrefixBlock, Severity]] = []
     for i, block in enumerate(blocks):
-        is_system = block.path.startswith("system") or (wire == "openai" and block.data.get("role") in _SYSTEM_ROLES)
-        if is_system or block.path.startswith("tools"):
+        if block.layer in ("system", "tools"):
             scoped.append((block, "warning"))
-        elif wire == "anthropic" and i <= last_mark and block.data.get("type") != "tool_use":
+        elif i <= last_mark and block.data.get("type") != "tool_use":
             scoped.append((block, "info"))
     out = []
     for block, severity in scoped:
@@ -233,10 +212,12 @@ def _excerpt(text: str, match: re.Match[str], width: int = 30) -> str:
     return ("..." if start else "") + text[start:end].replace("\n", " ") + ("..." if end < len(text) else "")
 
 
-def _breakpoints(blocks: list[PrefixBlock], marks: list[tuple[int, Ttl]], model: str) -> list[Finding]:
+def _breakpoints(
+    blocks: list[PrefixBlock], marks: list[tuple[int, Ttl]], model: str, wire: WireFormat
+) -> list[Finding]:
     out = []
     total = sum(b.tokens for b in blocks)
-    minimum = min_cacheable_tokens(model, "anthropic")
+    minimum = min_cacheable_tokens(model, wire.name)
     if len(marks) > MAX_BREAKPOINTS:
         where = ", ".join(blocks[i].path for i, _ in marks)
         fix = f"keep at most {MAX_BREAKPOINTS}: tools, system, the newest one or two messages (the API rejects more)"
@@ -247,8 +228,8 @@ def _breakpoints(blocks: list[PrefixBlock], marks: list[tuple[int, Ttl]], model:
         ttls = ",".join(t for _, t in marks)
         out.append(Finding("ttl-order", "error", "$", "a 1h cache breakpoint after a 5m one", ttls, fix))
     if not marks and total >= minimum:
-        message = f"no cache_control: about {total:,} tokens billed in full on every request"
-        fix = "mark the last tool, the system prompt and the newest message with cache_control"
+        message = f"no {wire.mark_field}: about {total:,} tokens billed in full on every request"
+        fix = f"mark the last tool, the system prompt and the newest message with {wire.mark_field}"
         out.append(Finding("no-breakpoint", "warning", "$", message, "", fix))
     elif marks:
         last = marks[-1][0]

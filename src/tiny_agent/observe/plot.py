@@ -15,7 +15,7 @@ import datetime
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -148,15 +148,20 @@ def plot_session(
         more.append(Patch(facecolor="white", edgecolor="#555555", hatch="//"))
         more_labels.append("summary call (hatched)")
     top.legend(handles + more, labels + more_labels, loc="upper left", fontsize=9, ncol=3)
-    bottom.step(x, s.window, where="mid", color="#5b6c9e", label="window sent (input tokens)")
-    bottom.step(x, s.threshold, where="mid", color="#c8553d", linestyle="--", label="compaction threshold")
-    bottom.set_ylabel("tokens")
-    bottom.set_xlabel("model call")
-    bottom.set_title("Window size against the compaction threshold")
-    bottom.legend(loc="upper left", fontsize=9)
-    bottom.set_ylim(bottom=0)
+    _draw_window(bottom, x, s)
     _save(fig, path)
     return s
+
+
+def _draw_window(axis: Any, x: list[int], s: SessionSeries) -> None:
+    """The lower panel: the window each call sent, against the compaction threshold."""
+    axis.step(x, s.window, where="mid", color="#5b6c9e", label="window sent (input tokens)")
+    axis.step(x, s.threshold, where="mid", color="#c8553d", linestyle="--", label="compaction threshold")
+    axis.set_ylabel("tokens")
+    axis.set_xlabel("model call")
+    axis.set_title("Window size against the compaction threshold")
+    axis.legend(loc="upper left", fontsize=9)
+    axis.set_ylim(bottom=0)
 
 
 def daily_series(result: Stats) -> DailySeries:

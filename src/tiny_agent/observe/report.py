@@ -54,6 +54,7 @@ def format_figures(f: Figures) -> list[str]:
             if f.compactions
             else ""
         )
+        + (f"; {_n(f.compaction_failures)} failed" if f.compaction_failures else "")
         + f"; cleared old tool output {_n(f.clearings)} times"
         + (f" (the calls right after {_usd(f.after_clear_cost_usd)})" if f.clearings else ""),
     ]

@@ -1,10 +1,17 @@
 """Model APIs: the shared contract, and one subpackage per wire.
 
+A wire is a value (``wire.WireFormat``) that lives in its folder (``<name>/wire.py``) and is named
+in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
+
+- ``adapters``: an adapter for a wire, built from the wire's description (its SDK loaded only then).
 - ``anthropic``: the Anthropic Messages wire (a package).
 - ``base``: the ``Provider`` protocol: the seam between the context engine and a model API.
+- ``cache_bill``: what a simulated request was billed (``SimCall``) and the prices that make it dollars.
 - ``cache_rules``: prompt-cache rules as data: minimums per model, lifetimes, multipliers, limits.
 - ``cache_sim``: a billing simulator of prompt caching, written from the providers' published rules.
+- ``check``: the neutral rules every request keeps, and the shape of a wire's incremental check.
 - ``decode``: the reading half of each adapter: bytes to plain JSON values, checked.
+- ``endpoint``: ``Endpoint``: where an adapter sends its calls and how it retries them, for every wire.
 - ``http_errors``: the error half of each adapter: which class a failure is, and its one-line message.
 - ``local``: the embedded local model: a llama.cpp server on loopback (a package).
 - ``openai``: the OpenAI Chat Completions wire, for OpenAI, DeepSeek, Moonshot and llama.cpp (a package).
@@ -15,5 +22,5 @@
 - ``responses``: the OpenAI Responses API wire, stateless, reasoning items kept (a package).
 - ``retry``: retries and time limits, in one place for every adapter.
 - ``streaming``: a streamed answer, from its first event to the ``ModelResponse``.
-- ``wire_check``: the rules a request must keep, on the neutral messages and on each wire's body.
+- ``wire``: ``WireFormat`` and the registry of wires (``WIRES``, ``wire_of``, ``detect_wire``).
 """

@@ -26,7 +26,9 @@ LOCAL_MAX_TOKENS = 512
 
 @runtime_checkable
 class Provider(Protocol):
-    """What the engine needs from a model endpoint."""
+    """What the engine needs from a model endpoint. A provider that holds a resource (the local
+    model's server) is also a context manager: a run enters it once its tools are up and exits it
+    when the run closes."""
 
     @property
     def profile(self) -> ProviderProfile:

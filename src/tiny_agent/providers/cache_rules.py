@@ -21,11 +21,10 @@ the wire key, before ``*``.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
 from tiny_agent.errors import ConfigError
@@ -33,14 +32,18 @@ from tiny_agent.types import Wire
 
 __all__ = [
     "ANTHROPIC_MIN_TOKENS",
+    "DEFAULT_MIN_TOKENS",
     "DEFAULT_TTL",
     "ENV_MIN_TOKENS",
+    "FALLBACK_MIN_TOKENS",
     "LOOKBACK_BLOCKS",
     "MAX_BREAKPOINTS",
+    "MIN_TOKENS_BY_MODEL",
     "OPENAI_EXPLICIT_TTL",
     "OPENAI_INCREMENT",
     "OPENAI_MIN_TOKENS",
     "OPENAI_READ_BREAKPOINTS",
+    "OPENAI_TTL_SECONDS",
     "READ_MULTIPLIER",
     "TTLS",
     "TTL_SECONDS",
@@ -48,30 +51,16 @@ __all__ = [
     "CacheMode",
     "CacheRules",
     "Ttl",
-    "cache_rules",
-    "checked_ttl",
+    "automatic_rules",
+    "env_min_tokens",
     "min_cacheable_tokens",
     "normalise_model",
-    "rules_of",
 ]
 
 Ttl = Literal["5m", "1h"]
 TTLS: tuple[Ttl, ...] = ("5m", "1h")
 DEFAULT_TTL: Ttl = "5m"
 """The lifetime a request asks for unless told otherwise (Anthropic's own default)."""
-
-
-def checked_ttl(cache_ttl: str, wire: Wire, provider: str) -> Ttl:
-    """``cache_ttl`` as a lifetime ``provider`` (of ``wire``) can be asked for, or ConfigError."""
-    if cache_ttl != DEFAULT_TTL and wire != "anthropic":
-        raise ConfigError(
-            f"a cache lifetime applies to Anthropic; {provider!r} caches automatically "
-            "(GPT-5.6+: 30 minutes, its only lifetime)"
-        )
-    for ttl in TTLS:
-        if ttl == cache_ttl:
-            return ttl
-    raise ConfigError(f"cache_ttl must be one of {', '.join(TTLS)}, not {cache_ttl!r}")
 
 
 CacheMode = Literal["explicit", "automatic"]
@@ -103,11 +92,10 @@ OPENAI_EXPLICIT_TTL = "30m"
 OPENAI_READ_BREAKPOINTS = 80
 """GPT-5.6+: a read considers the latest 80 breakpoints of the request, wherever they are (no lookback)."""
 
-DEFAULT_MIN_TOKENS: Mapping[Wire, int] = {
-    "anthropic": 1024,
-    "openai": OPENAI_MIN_TOKENS,
-    "responses": OPENAI_MIN_TOKENS,
-}
+FALLBACK_MIN_TOKENS = 1024
+"""A wire's minimum when it publishes none per model: the commonest published figure."""
+DEFAULT_MIN_TOKENS: Mapping[Wire, int] = {"anthropic": 1024, "openai": OPENAI_MIN_TOKENS}
+"""Each wire's minimum for a model its table does not list (a wire not here: ``FALLBACK_MIN_TOKENS``)."""
 
 ANTHROPIC_MIN_TOKENS: Mapping[str, int] = {
     # The mid-2026 "Cache limitations" table. Other copies disagree (Opus 4.7 at 4,096, Sonnet 4.6 at
@@ -129,6 +117,9 @@ ANTHROPIC_MIN_TOKENS: Mapping[str, int] = {
     "claude-opus-4-5": 4096,
     "claude-haiku-4-5": 4096,
 }
+
+MIN_TOKENS_BY_MODEL: Mapping[Wire, Mapping[str, int]] = {"anthropic": ANTHROPIC_MIN_TOKENS}
+"""Each wire's published minimum per model, where it publishes one."""
 
 _ALIASES = {"claude-opus-4-0": "claude-opus-4", "claude-sonnet-4-0": "claude-sonnet-4"}
 _VENDOR_PREFIX = re.compile(r"^(?:[a-z]{2,4}\.)?anthropic\.")  # Bedrock: "us.anthropic.claude-..."
@@ -175,83 +166,20 @@ def normalise_model(model: str) -> str:
 def min_cacheable_tokens(model: str, wire: Wire, overrides: Mapping[str, int] | None = None) -> int:
     """Minimum cacheable prompt length of ``model`` on ``wire``, in tokens (see the module docstring)."""
     key = normalise_model(model)
-    for source in (overrides or {}, _env_overrides()):
+    for source in (overrides or {}, env_min_tokens()):
         for candidate in (model, model.lower(), key, wire, "*"):
             if candidate in source:
                 return _positive(source[candidate], candidate)
-    if wire == "anthropic" and key in ANTHROPIC_MIN_TOKENS:
-        return ANTHROPIC_MIN_TOKENS[key]
-    return DEFAULT_MIN_TOKENS[wire]
+    table = MIN_TOKENS_BY_MODEL.get(wire, {})
+    if key in table:
+        return table[key]
+    return DEFAULT_MIN_TOKENS.get(wire, FALLBACK_MIN_TOKENS)
 
 
-def cache_rules(model: str, wire: Wire, overrides: Mapping[str, int] | None = None) -> CacheRules:
-    """Every rule the billing simulator and the miss diagnosis need for ``model`` on ``wire`` (at the
-    endpoint the wire is named after: Anthropic, or OpenAI)."""
-    return rules_of(wire, model, wire, overrides)
-
-
-_GPT_EXPLICIT = re.compile(r"^gpt-(?:5\.(?:[6-9]|\d{2,})|[6-9](?:\.\d+)?)(?:$|-)")
-"""GPT-5.6 and later: explicit breakpoints, writes billed at 1.25x, reads at 0.1x, counted to the token."""
-_OPENAI_MODEL = re.compile(r"^(?:gpt-|chatgpt-|codex-|o\d)")
-"""OpenAI's own models, which take a ``prompt_cache_key`` (other models served over the same wire,
-at a base URL of their own, are not sent one)."""
-_AUTOMATIC_FREE_WRITES = {
-    # name: (minimum, increment, lifetime in seconds). DeepSeek's disk cache is kept "a few hours to a
-    # few days": an hour is the lower bound that never flatters. Moonshot's minimum is not published
-    # (UNCONFIRMED): OpenAI's figures stand in.
-    "deepseek": (64, 64, 3600),
-    "moonshot": (OPENAI_MIN_TOKENS, 1, OPENAI_TTL_SECONDS),
-}
-
-
-def rules_of(profile: str, model: str, wire: Wire, overrides: Mapping[str, int] | None = None) -> CacheRules:
-    """The cache rules of ``model`` served by the endpoint named ``profile`` ("anthropic", "openai",
-    "deepseek", "moonshot", "local", or any other name for a server of that wire)."""
-    if profile == "local":
-        # llama.cpp keeps any prefix in its slot until another replaces it; nothing is billed.
-        return _automatic(wire, model, 0, 1, math.inf, writes_billed=False, read=1.0)
-    if wire == "anthropic":
-        return CacheRules(wire, model, min_cacheable_tokens(model, wire, overrides))
-    if profile in _AUTOMATIC_FREE_WRITES:
-        minimum, increment, lifetime = _AUTOMATIC_FREE_WRITES[profile]
-        minimum = min_cacheable_tokens(model, wire, overrides) if overrides or _env_overrides() else minimum
-        return _automatic(wire, model, minimum, increment, lifetime, writes_billed=False, read=0.25)
-    minimum = min_cacheable_tokens(model, wire, overrides)
-    name = normalise_model(model)
-    keyed = bool(_OPENAI_MODEL.match(name))
-    if _GPT_EXPLICIT.match(name):
-        return replace(_openai_explicit(model, minimum), wire=wire)
-    # Reads at the model's cached-input price, which genai-prices knows; the multiplier is a fallback
-    # (gpt-4o's published ratio; newer models are cheaper).
-    rules = _automatic(wire, model, minimum, OPENAI_INCREMENT, OPENAI_TTL_SECONDS, writes_billed=False, read=0.5)
-    return replace(rules, cache_key=keyed)
-
-
-def _openai_explicit(model: str, minimum: int) -> CacheRules:
-    """GPT-5.6 and later on Chat Completions: ``prompt_cache_breakpoint`` marks on content parts, at
-    most four written a request, a read matching at any of the latest 80 breakpoints (no lookback from
-    them), entries kept at least 30 minutes; writes 1.25x, reads 0.1x, counted to the token."""
-    lifetime = 1800.0
-    return CacheRules(
-        "openai",
-        model,
-        minimum,
-        max_breakpoints=MAX_BREAKPOINTS,
-        lookback_blocks=1,
-        read_breakpoints=OPENAI_READ_BREAKPOINTS,
-        ttl_seconds={"5m": lifetime, "1h": lifetime},
-        write_multiplier={"5m": WRITE_MULTIPLIER["5m"], "1h": WRITE_MULTIPLIER["5m"]},
-        read_multiplier=READ_MULTIPLIER,
-        increment=1,
-        mode="explicit",
-        writes_billed=True,
-        cache_key=True,
-    )
-
-
-def _automatic(
+def automatic_rules(
     wire: Wire, model: str, minimum: int, increment: int, lifetime: float, *, writes_billed: bool, read: float
 ) -> CacheRules:
+    """The rules of a cache that keeps every long enough prefix by itself (no breakpoints)."""
     write = WRITE_MULTIPLIER["5m"] if writes_billed else 1.0
     return CacheRules(
         wire,
@@ -269,7 +197,8 @@ def _automatic(
     )
 
 
-def _env_overrides() -> dict[str, int]:
+def env_min_tokens() -> dict[str, int]:
+    """The minimums ``TINY_AGENT_CACHE_MIN_TOKENS`` sets (model or wire -> tokens)."""
     raw = os.environ.get(ENV_MIN_TOKENS, "").strip()
     if not raw:
         return {}

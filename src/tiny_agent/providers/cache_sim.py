@@ -51,21 +51,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tiny_agent.providers.cache_rules import CacheRules, Ttl, cache_rules
-from tiny_agent.providers.prefix import (
-    Counter,
-    PrefixBlock,
-    block_tokens,
-    breakpoints,
-    canonical,
-    prefix_blocks,
-    ttls_in_order,
-)
-from tiny_agent.types import Usage, Wire
+from tiny_agent.providers.cache_bill import GenaiPricer, Pricer, Prices, SimCall, total
+from tiny_agent.providers.cache_rules import CacheRules, Ttl
+from tiny_agent.providers.prefix import Counter, PrefixBlock, SimulationError, block_tokens, canonical
+from tiny_agent.providers.wire import cache_rules, wire_of
+from tiny_agent.types import Wire
 
 __all__ = [
     "GenaiPricer",
@@ -77,94 +71,6 @@ __all__ = [
     "simulate",
     "total",
 ]
-
-
-class SimulationError(ValueError):
-    """The request would be rejected by the provider (too many breakpoints, TTLs out of order)."""
-
-
-@dataclass(frozen=True)
-class SimCall:
-    """What one request was billed."""
-
-    at: float
-    input_tokens: int
-    """The whole prompt: uncached + read + written."""
-    cache_read: int
-    cache_write_5m: int
-    cache_write_1h: int
-    output_tokens: int
-    usd: float
-    label: str = ""
-    miss: str | None = None
-    """Why this request read less than the latest earlier request that cached anything left cached:
-    ``ttl``, ``lookback``, ``below-minimum``, ``no-breakpoint``, ``no-breakpoint-after-prefix``,
-    ``no-breakpoint-at-prefix`` (GPT-5.6+: a read matches only at a breakpoint),
-    ``changed:<path of the first block that differs>``, ``changed:settings`` (tool_choice, thinking)
-    or ``changed:model``; None if it read all of it (or is the first request)."""
-
-    @property
-    def cache_write(self) -> int:
-        return self.cache_write_5m + self.cache_write_1h
-
-    @property
-    def uncached(self) -> int:
-        return self.input_tokens - self.cache_read - self.cache_write
-
-    def usage(self) -> Usage:
-        """As ``tiny_agent.types.Usage`` (whole prompt in ``input_tokens``), e.g. for a scripted provider."""
-        details = {"ephemeral_5m_input_tokens": self.cache_write_5m, "ephemeral_1h_input_tokens": self.cache_write_1h}
-        return Usage(self.input_tokens, self.output_tokens, self.cache_read, self.cache_write, details)
-
-
-Pricer = Callable[[SimCall], float]
-"""Dollars of one call from its token counts."""
-
-
-@dataclass(frozen=True)
-class Prices:
-    """Explicit prices in USD per million tokens."""
-
-    input: float
-    output: float
-    cache_read: float
-    cache_write_5m: float
-    cache_write_1h: float
-
-    @classmethod
-    def from_rules(cls, input: float, output: float, rules: CacheRules) -> Prices:
-        """Cache prices from the base input price and the rules' multipliers."""
-        mult = rules.write_multiplier
-        return cls(input, output, input * rules.read_multiplier, input * mult["5m"], input * mult["1h"])
-
-    def __call__(self, call: SimCall) -> float:
-        return (
-            call.uncached * self.input
-            + call.cache_read * self.cache_read
-            + call.cache_write_5m * self.cache_write_5m
-            + call.cache_write_1h * self.cache_write_1h
-            + call.output_tokens * self.output
-        ) / 1e6
-
-
-@dataclass(frozen=True)
-class GenaiPricer:
-    """Prices from the bundled genai-prices snapshot (tiers and dated prices included)."""
-
-    model: str
-    provider_id: str
-
-    def __call__(self, call: SimCall) -> float:
-        import genai_prices  # where a price is asked for: see providers.pricing
-
-        usage = genai_prices.Usage(
-            input_tokens=call.input_tokens,
-            output_tokens=call.output_tokens,
-            cache_read_tokens=call.cache_read,
-            cache_write_tokens=call.cache_write,  # genai-prices counts the 1h writes inside this total
-            cache_write_1h_tokens=call.cache_write_1h,
-        )
-        return float(genai_prices.calc_price(usage, self.model, provider_id=self.provider_id).total_price)
 
 
 @dataclass
@@ -201,6 +107,7 @@ class Simulator:
     ) -> None:
         """``counter`` gives a block's tokens: ``prefix``'s estimator by default, or a tokenizer."""
         self.wire: Wire = wire
+        self.format = wire_of(wire)
         self.counter = counter
         self.model = model
         self.rules = rules or cache_rules(model, wire, min_tokens)
@@ -215,18 +122,15 @@ class Simulator:
         if at < self._last:
             raise SimulationError(f"requests must come in time order: {at} after {self._last}")
         self._last = at
-        blocks = prefix_blocks(body, self.wire, self.counter)
+        blocks = self.format.prefix_blocks(body, self.counter)
         hashes, cum, settings = self._chain(body, blocks)
         seen = self._seen
         was_alive = seen is not None and self._alive(seen.top, at) is not None
         marks: list[tuple[int, Ttl]] = []
-        if self.wire == "anthropic":
-            marks = self._marks(body, blocks)
-            read, w5, w1, top = self._explicit(at, marks, marks, hashes, cum)
-        elif self.rules.mode == "explicit":
-            marks, written, implicit = self._openai_marks(body, blocks)
-            considered = marks[-self.rules.read_breakpoints :]
-            read, w5, w1, top = self._explicit(at, considered, written, hashes, cum, implicit)
+        if self._explicit_cache:
+            found = self.format.cache_marks(body, blocks, self.rules)
+            marks = found.all
+            read, w5, w1, top = self._explicit(at, found.read, found.written, hashes, cum, found.implicit)
         else:
             (read, top), w5, w1 = self._openai(at, hashes, cum), 0, 0
         miss = self._miss(blocks, hashes, cum, settings, [i for i, _ in marks], read, was_alive)
@@ -240,14 +144,7 @@ class Simulator:
 
     def _chain(self, body: Mapping[str, Any], blocks: list[PrefixBlock]) -> tuple[list[str], list[int], str]:
         """Cumulative prefix hash and token count after each block, and the settings between system and messages."""
-        names = ("tool_choice", "thinking") if self.wire == "anthropic" else ()
-        head: tuple[str, ...] = ()
-        if self.wire == "openai":
-            head = ("response_format", "parallel_tool_calls", "reasoning_effort", "prompt_cache_key")
-        elif self.wire == "responses":
-            from tiny_agent.providers.responses.wire import SETTINGS
-
-            head = SETTINGS
+        names, head = self.format.settings_before_messages, self.format.settings_in_head
         h = _hash("", canonical({"model": body.get("model", self.model), **{k: body.get(k) for k in head}}))
         settings = canonical({k: body.get(k) for k in (*names, *head)})
         hashes: list[str] = []
@@ -264,35 +161,14 @@ class Simulator:
             cum.append(tokens)
         return hashes, cum, settings
 
+    @property
+    def _explicit_cache(self) -> bool:
+        """Only the request's breakpoints are cached (the wire says so, or the model's rules do)."""
+        return self.format.marks_required or self.rules.mode == "explicit"
+
     def _alive(self, key: str, at: float) -> _Entry | None:
         entry = self._entries.get(key)
         return entry if entry is not None and at <= entry.expires else None
-
-    def _marks(self, body: Mapping[str, Any], blocks: list[PrefixBlock]) -> list[tuple[int, Ttl]]:
-        marks = breakpoints(body, blocks)
-        if len(marks) > self.rules.max_breakpoints:
-            raise SimulationError(f"{len(marks)} cache breakpoints; at most {self.rules.max_breakpoints} are allowed")
-        if not ttls_in_order(marks):
-            raise SimulationError("a 1h cache breakpoint comes after a 5m one; longer TTLs must come first")
-        return marks
-
-    def _openai_marks(
-        self, body: Mapping[str, Any], blocks: list[PrefixBlock]
-    ) -> tuple[list[tuple[int, Ttl]], list[tuple[int, Ttl]], int]:
-        """GPT-5.6+: the request's breakpoints, the ones it writes (the latest four; in implicit mode
-        the latest three and OpenAI's own), and the block of the implicit one (-1: explicit mode).
-
-        Where OpenAI puts its implicit breakpoint is not published: here at the last block, reading
-        the longest live prefix before it, as the automatic caching before GPT-5.6 did."""
-        marks = breakpoints(body, blocks)
-        options = body.get("prompt_cache_options")
-        explicit = isinstance(options, Mapping) and options.get("mode") == "explicit"
-        room = self.rules.max_breakpoints
-        if explicit or not blocks:
-            return marks, marks[-room:] if room else [], -1
-        implicit: tuple[int, Ttl] = (len(blocks) - 1, "5m")
-        written = [*marks[-(room - 1) :], implicit] if room > 1 else [implicit]
-        return sorted({*marks, implicit}), sorted(set(written)), implicit[0]
 
     def _explicit(
         self,
@@ -353,7 +229,7 @@ class Simulator:
         """Why this request read less than the latest request that cached anything left cached."""
         if not self.calls or not blocks:
             return None  # the first request has nothing to miss
-        if (self.wire == "anthropic" or self.rules.mode == "explicit") and not marks:
+        if self._explicit_cache and not marks:
             return "no-breakpoint"
         if cum[max(marks) if marks else -1] < self.rules.min_tokens:
             return "below-minimum"
@@ -392,17 +268,3 @@ def simulate(
     for request in requests:
         sim.send(*request)
     return sim.calls
-
-
-def total(calls: Iterable[SimCall]) -> SimCall:
-    """The sum of several calls (``at`` is the last call's time)."""
-    items = list(calls)
-    return SimCall(
-        items[-1].at if items else 0.0,
-        sum(c.input_tokens for c in items),
-        sum(c.cache_read for c in items),
-        sum(c.cache_write_5m for c in items),
-        sum(c.cache_write_1h for c in items),
-        sum(c.output_tokens for c in items),
-        sum(c.usd for c in items),
-    )

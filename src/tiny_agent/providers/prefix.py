@@ -10,11 +10,12 @@ ratios between policies are fair.
 
 The blocks, in cache order (tools -> system -> messages): on Anthropic each tool, each system block
 and each message content block (a string content counts as one text block); on OpenAI each tool and
-each whole message (on the Responses API, each whole input item). A block's key is its role and
-canonical JSON: two requests share a prefix up to the first block whose key differs. The marks
-(Anthropic's ``cache_control``, OpenAI's ``prompt_cache_breakpoint`` on a content part) are not
-part of a block's bytes; an OpenAI message carrying a mark on any of its parts is a breakpoint at
-its end (tiny-agent marks the last part).
+each whole message. A block's key is its role and canonical JSON: two requests share a prefix up to
+the first block whose key differs. The marks (Anthropic's ``cache_control``, OpenAI's
+``prompt_cache_breakpoint`` on a content part) are not part of a block's bytes; an OpenAI message
+carrying a mark on any of its parts is a breakpoint at its end (tiny-agent marks the last part).
+Which blocks a body has is its wire's to say (``WireFormat.prefix_blocks``, or ``providers.wire.prefix_blocks``
+by the wire's name); this module holds what every wire's blocks share.
 """
 
 from __future__ import annotations
@@ -23,25 +24,29 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from tiny_agent.providers.cache_rules import Ttl
-from tiny_agent.types import Wire
 
 __all__ = [
     "CHARS_PER_TOKEN",
     "MARK_KEYS",
+    "CacheMarks",
     "Counter",
+    "Layer",
     "PrefixBlock",
+    "SimulationError",
     "block_tokens",
     "breakpoints",
     "canonical",
-    "prefix_blocks",
+    "counted_block",
+    "tool_blocks",
     "ttls_in_order",
     "without_marks",
 ]
 
 CHARS_PER_TOKEN = 4
+Layer = Literal["tools", "system", "messages"]
 Counter = Callable[[Any], int]
 """Tokens of one block of a request."""
 
@@ -84,55 +89,39 @@ class PrefixBlock:
     """The breakpoint's TTL if the block carries ``cache_control``, else None."""
     key: str
     """What the block contributes to the prefix hash (its role and canonical JSON)."""
+    layer: Layer = "messages"
+    """Which part of the prefix it is in: the tools, the system prompt (on OpenAI's wire, the leading
+    system and developer messages), or the conversation."""
 
 
-def prefix_blocks(body: Mapping[str, Any], wire: Wire, counter: Counter = block_tokens) -> list[PrefixBlock]:
-    """The blocks of ``body`` in the order a prefix cache reads them: tools, system, messages;
-    ``counter`` gives a block's tokens (this module's estimator by default)."""
+@dataclass(frozen=True)
+class CacheMarks:
+    """A request's breakpoints as a cache reads and writes them: (block index, TTL) pairs in order."""
 
-    def _block(path: str, data: Any, role: Any) -> PrefixBlock:
-        return _counted(path, data, role, counter)
-
-    out = [_block(f"tools[{i}]", t, "tool") for i, t in enumerate(body.get("tools") or [])]
-    if wire == "responses":  # each input item whole, as a Chat Completions message
-        out.extend(_message_block(f"input[{i}]", m, counter) for i, m in enumerate(body.get("input") or []))
-        return out
-    if wire == "anthropic":
-        system = body.get("system")
-        if isinstance(system, str):
-            out.append(_block("system", {"type": "text", "text": system}, "system"))
-        else:
-            out.extend(_block(f"system[{i}]", b, "system") for i, b in enumerate(system or []))
-        for i, msg in enumerate(body.get("messages") or []):
-            content = msg.get("content")
-            if isinstance(content, str):
-                out.append(_block(f"messages[{i}].content", {"type": "text", "text": content}, msg.get("role")))
-            else:
-                out.extend(_block(f"messages[{i}].content[{j}]", b, msg.get("role")) for j, b in enumerate(content))
-    else:
-        out.extend(_message_block(f"messages[{i}]", m, counter) for i, m in enumerate(body.get("messages") or []))
-    return out
+    all: list[tuple[int, Ttl]]
+    read: list[tuple[int, Ttl]]
+    """The breakpoints a read tries (OpenAI GPT-5.6+: the latest 80)."""
+    written: list[tuple[int, Ttl]]
+    implicit: int = -1
+    """The block of a breakpoint the provider adds itself, read without a lookback limit (-1: none)."""
 
 
-def _counted(path: str, data: Any, role: Any, counter: Counter) -> PrefixBlock:
+class SimulationError(ValueError):
+    """The request would be rejected by the provider (too many breakpoints, TTLs out of order)."""
+
+
+def counted_block(path: str, data: Any, role: Any, counter: Counter, layer: Layer) -> PrefixBlock:
+    """The block at ``path``: its tokens by ``counter``, its TTL if it carries ``cache_control``."""
     mark = data.get("cache_control") if isinstance(data, Mapping) else None
     ttl: Ttl | None = None
     if isinstance(mark, Mapping):
         ttl = "1h" if mark.get("ttl") == "1h" else "5m"
-    return PrefixBlock(path, data, counter(data), ttl, f"{role}|{canonical(data)}")
+    return PrefixBlock(path, data, counter(data), ttl, f"{role}|{canonical(data)}", layer)
 
 
-def _message_block(path: str, message: Any, counter: Counter) -> PrefixBlock:
-    """A whole Chat Completions message; a ``prompt_cache_breakpoint`` on one of its content parts
-    makes it a breakpoint. OpenAI's marks take the request's lifetime: "5m" stands for it here, and the
-    rules say how long that is (30 minutes on GPT-5.6+)."""
-    content = message.get("content") if isinstance(message, Mapping) else None
-    if isinstance(message, Mapping) and message.get("type") == "function_call_output":
-        content = message.get("output")  # a Responses tool output sent as blocks
-    parts = content if isinstance(content, list) else []
-    marked = any(isinstance(p, Mapping) and isinstance(p.get("prompt_cache_breakpoint"), Mapping) for p in parts)
-    data = without_marks(message) if marked else message
-    return PrefixBlock(path, data, counter(data), "5m" if marked else None, f"message|{canonical(data)}")
+def tool_blocks(body: Mapping[str, Any], counter: Counter) -> list[PrefixBlock]:
+    """The tools, first in every wire's prefix."""
+    return [counted_block(f"tools[{i}]", t, "tool", counter, "tools") for i, t in enumerate(body.get("tools") or [])]
 
 
 def breakpoints(body: Mapping[str, Any], blocks: list[PrefixBlock]) -> list[tuple[int, Ttl]]:

@@ -14,17 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tiny_agent.providers.cache_rules import DEFAULT_TTL, CacheRules, Ttl, rules_of
+from tiny_agent.providers.cache_rules import DEFAULT_TTL, CacheRules, Ttl
+from tiny_agent.providers.check import WireCheck, count_marks
 from tiny_agent.providers.pricing import TokenPrices, context_window_of, price_usd, token_prices
-from tiny_agent.providers.responses import wire as responses_wire
-from tiny_agent.providers.wire_check import (
-    AnthropicCheck,
-    OpenAICheck,
-    WireCheck,
-    check_anthropic_body,
-    check_openai_body,
-    count_marks,
-)
+from tiny_agent.providers.wire import WireFormat, rules_of, wire_of
 from tiny_agent.types import Usage, Wire
 
 __all__ = ["PRICING_IDS", "ProviderProfile", "profile_for"]
@@ -45,6 +38,7 @@ class ProviderProfile:
     name: str
     """"anthropic", "openai", "deepseek", "moonshot", "local", or a name of your own."""
     wire: Wire
+    """The wire's name (a key of ``providers.wire.WIRES``); ``wire_format`` is the wire itself."""
     model: str
     cache: CacheRules
     cache_ttl: Ttl = DEFAULT_TTL
@@ -66,6 +60,9 @@ class ProviderProfile:
     the decoding grammar changes), so a summary call may forbid them without a cache miss."""
     cache_home: str = ""
     """Where the cache lives when it is one server's memory (its URL, no credentials)."""
+    model_is_display_name: bool = False
+    """``model`` names the model for display only (the local model's .gguf stem, not its path): a
+    session remembers the model the user gave, never this name in its place."""
 
     @property
     def lifetime(self) -> float:
@@ -78,25 +75,23 @@ class ProviderProfile:
             return price_usd(usage, self.model, self.pricing_id)
         return self.prices.cost(usage) if self.prices is not None else None
 
+    @property
+    def wire_format(self) -> WireFormat:
+        """The wire this endpoint speaks: what differs by wire is asked of it."""
+        return wire_of(self.wire)
+
     def check(self, body: Mapping[str, Any]) -> list[str]:
         """What the wire would refuse in ``body`` (empty: legal)."""
-        if self.wire == "anthropic":
-            return check_anthropic_body(body, self.cache.max_breakpoints)
-        if self.wire == "responses":
-            return responses_wire.check_responses_body(body, self.cache.max_breakpoints)
-        return check_openai_body(body)
+        return self.wire_format.check(body, self.cache.max_breakpoints)
 
     def checker(self) -> WireCheck:
-        """An incremental check of this wire (see ``wire_check``)."""
-        if self.wire == "responses":
-            return responses_wire.ResponsesCheck()
-        return AnthropicCheck() if self.wire == "anthropic" else OpenAICheck()
+        """An incremental check of this wire (see ``providers.check``)."""
+        return self.wire_format.checker()
 
     def finish_check(self, check: WireCheck, body: Mapping[str, Any]) -> tuple[list[str], int]:
         """The problems ``check`` found in ``body`` (its breakpoints held to the limit), and how many
         breakpoints the body carries."""
-        counted = responses_wire.count_marks if self.wire == "responses" else count_marks
-        marks = counted(body) if self.cache.max_breakpoints else 0
+        marks = count_marks(body) if self.cache.max_breakpoints else 0
         return check.finish(marks, self.cache.max_breakpoints), marks
 
 

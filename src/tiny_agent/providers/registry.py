@@ -7,18 +7,19 @@ environment variables rather than ``os.environ`` directly, so selection is testa
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from tiny_agent.errors import ConfigError
+from tiny_agent.providers.adapters import wire_adapter
 from tiny_agent.providers.base import Provider, Wire
-from tiny_agent.providers.cache_rules import DEFAULT_TTL, checked_ttl
+from tiny_agent.providers.cache_rules import DEFAULT_TTL
 from tiny_agent.providers.http_errors import check_base_url
-from tiny_agent.providers.pricing import FREE
-from tiny_agent.providers.profile import ProviderProfile, profile_for
+from tiny_agent.providers.pricing import FREE, TokenPrices, maker_of, token_prices
+from tiny_agent.providers.profile import PRICING_IDS, ProviderProfile, profile_for
+from tiny_agent.providers.wire import checked_ttl, wire_of
 
 __all__ = [
     "APIS",
@@ -34,6 +35,7 @@ __all__ = [
     "offline_adapter",
     "offline_profile",
     "resolve_provider",
+    "token_prices_at",
 ]
 
 PLACEHOLDER_KEY = "not-needed"
@@ -124,6 +126,30 @@ def resolve_provider(
     if profile is None:
         kwargs.pop("cache_ttl", None)  # llama.cpp keeps a prefix in its slot until another replaces it
         return _local(model, base_url, env.get(LOCAL_KEY_ENV) or None, kwargs)
+    url, key = _url_and_key(profile, base_url, env)
+    common: dict[str, Any] = {
+        "model": model or profile.default_model,
+        "api_key": key,
+        "base_url": url or profile.base_url,
+        "name": profile.name,
+        "key_env": profile.key_env,
+    }
+    wire = (
+        "responses"
+        if choose_api(profile.name, common["model"], url, kwargs.pop("api", None)) == "responses"
+        else profile.wire
+    )
+    if wire != "responses":
+        for option in RESPONSES_ONLY:  # the Responses API's own options
+            kwargs.pop(option, None)
+    ttl = checked_ttl(kwargs.pop("cache_ttl", DEFAULT_TTL), wire, profile.name)
+    options = wire_of(wire).adapter_options(ttl, False)
+    return wire_adapter(wire, **{**options, **common, **kwargs})
+
+
+def _url_and_key(profile: Profile, base_url: str | None, env: Mapping[str, str]) -> tuple[str | None, str]:
+    """The endpoint given (or from the profile's URL variable, checked) and the API key from ``env``
+    (a placeholder where the profile needs none at a URL of the user's)."""
     url = base_url or (env.get(profile.base_url_env) if profile.base_url_env else None) or None
     if url is not None and not base_url and profile.base_url_env:
         try:
@@ -135,35 +161,7 @@ def resolve_provider(
         if not (profile.keyless_with_base_url and url):
             raise ConfigError(f"provider {profile.name!r} needs {profile.key_env}")
         key = PLACEHOLDER_KEY
-    common: dict[str, Any] = {
-        "model": model or profile.default_model,
-        "api_key": key,
-        "base_url": url or profile.base_url,
-        "name": profile.name,
-        "key_env": profile.key_env,
-    }
-    api = choose_api(profile.name, common["model"], url, kwargs.pop("api", None))
-    if api == "responses":
-        checked_ttl(kwargs.pop("cache_ttl", DEFAULT_TTL), "responses", profile.name)
-        from tiny_agent.providers.responses.adapter import ResponsesProvider
-
-        return ResponsesProvider(**common, **kwargs)
-    for option in RESPONSES_ONLY:  # effort: only where the adapter takes it (another helper adds it there)
-        if option in kwargs and option not in _accepted(profile.wire):
-            kwargs.pop(option)
-    match profile.wire:
-        case "anthropic":
-            # Each SDK takes a second or more to import: only the one in use is loaded.
-            from tiny_agent.providers.anthropic.adapter import AnthropicProvider
-
-            return AnthropicProvider(**common, **kwargs)
-        case "openai":
-            checked_ttl(kwargs.pop("cache_ttl", DEFAULT_TTL), "openai", profile.name)
-            from tiny_agent.providers.openai.adapter import OpenAICompatProvider
-
-            return OpenAICompatProvider(**common, **kwargs)
-        case "responses":
-            raise AssertionError("a profile names the chat wire; the Responses API is chosen by choose_api")
+    return url, key
 
 
 APIS = ("responses", "chat")
@@ -189,14 +187,6 @@ def choose_api(profile: str, model: str, base_url: str | None, api: str | None) 
 
     own = base_url is None or base_url.rstrip("/") == PROFILES["openai"].base_url
     return "responses" if own and reasons(model) else "chat"
-
-
-def _accepted(wire: Wire) -> frozenset[str]:
-    if wire == "anthropic":
-        from tiny_agent.providers.anthropic.adapter import AnthropicProvider as adapter
-    else:
-        from tiny_agent.providers.openai.adapter import OpenAICompatProvider as adapter  # type: ignore[assignment]
-    return frozenset(inspect.signature(adapter).parameters)
 
 
 def offline_profile(
@@ -232,27 +222,23 @@ def offline_profile(
 
 def offline_adapter(profile: ProviderProfile) -> Provider:
     """An adapter that renders for ``profile`` and sends nothing (a key it never uses)."""
-    if profile.wire == "anthropic":
-        from tiny_agent.providers.anthropic.adapter import AnthropicProvider
+    options = profile.wire_format.adapter_options(profile.cache_ttl, profile.tool_grammar)
+    return wire_adapter(profile.wire, profile.model, name=profile.name, **options)
 
-        return AnthropicProvider(
-            model=profile.model, api_key="rendering-only", name=profile.name, cache_ttl=profile.cache_ttl
-        )
-    if profile.wire == "responses":
-        from tiny_agent.providers.responses.adapter import ResponsesProvider
 
-        return ResponsesProvider(model=profile.model, api_key="rendering-only", name=profile.name)
-    from tiny_agent.providers.openai.adapter import OpenAICompatProvider
-
-    mode = "json_schema" if profile.tool_grammar else "native"
-    return OpenAICompatProvider(model=profile.model, api_key="rendering-only", name=profile.name, tool_mode=mode)
+def token_prices_at(provider: str | None, model: str) -> TokenPrices | None:
+    """Per-token prices of ``model`` at the endpoint named ``provider``: the local model is free; a
+    library session that did not record its provider is priced at the model's maker (genai-prices)."""
+    if provider == LOCAL:
+        return FREE
+    return token_prices(model, maker_of(model) if provider is None else PRICING_IDS.get(provider))
 
 
 def _local(model: str | None, base_url: str | None, api_key: str | None, kwargs: dict[str, Any]) -> Provider:
     """The embedded model on a llama.cpp server on loopback. ``model`` is a GGUF path. A server it
     starts gets a fresh key of its own; a server at ``base_url`` gets ``api_key`` if it wants one."""
     from tiny_agent.providers.local.llama_process import EMBEDDED_MODEL_NAME
-    from tiny_agent.providers.local.provider import LocalProvider
+    from tiny_agent.providers.local.provider import LocalProvider, LocalTuning
 
     if model == EMBEDDED_MODEL_NAME:
         model = None  # sessions stored before 2026-11-30 remember the embedded model by its name
@@ -260,8 +246,8 @@ def _local(model: str | None, base_url: str | None, api_key: str | None, kwargs:
         raise ConfigError(f"the local provider takes --model PATH to a .gguf file, not {model!r}")
     # Only what its constructor takes (max_tokens, wire, tool_mode, ctx_size, ...): adapter options
     # such as an http_client do not apply to a server it starts itself.
-    accepted = inspect.signature(LocalProvider).parameters
-    allowed = {k: v for k, v in kwargs.items() if k in accepted and k not in ("model_path", "base_url")}
+    accepted = {*LocalTuning.__annotations__, "wire", "tool_mode", "max_tokens"}
+    allowed = {k: v for k, v in kwargs.items() if k in accepted}
     return LocalProvider(model_path=model, base_url=base_url, api_key=api_key if base_url else None, **allowed)
 
 

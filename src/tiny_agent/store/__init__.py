@@ -4,12 +4,15 @@ with open_store("postgresql://agent@db.internal/agents") as store: ...
 with open_store() as store: ...        # $TINY_AGENT_STORE, else sessions.db in the user data folder
 
 - ``base``: the ``Store`` interface: sessions made of append-only entries, whatever the backend.
+- ``call_rows``: the call index's query and row types (``CallQuery``, ``CallRow``, ``CallTotals``, ...).
 - ``call_index``: one row per model call (and compaction, clearing, run end), written with its entries.
 - ``call_queries``: reading the call index: rows for one session's story, sums for many.
+- ``conflicts``: the ``SessionConflict`` messages of a SQL store, and the host name a lease records.
 - ``dialect``: the ``?``-parameter connection both backends' SQL is written against, and what they spell differently.
 - ``location``: which store a location names: a SQLite file path or a ``postgresql://`` URL.
 - ``migrations``: the schema as one ordered list of migrations both backends run.
 - ``postgres``: sessions in a PostgreSQL database several hosts share (psycopg 3 and its pool).
+- ``postgres_conn``: a psycopg connection as the SQL store expects it: ``?`` placeholders, timeouts, zone.
 - ``postgres_errors``: every PostgreSQL failure as one line naming the server, never the password.
 - ``postgres_lease``: a PostgreSQL session's writer lease: a session-level advisory lock.
 - ``rows``: how a session and its entries are kept in rows, the same in every backend.

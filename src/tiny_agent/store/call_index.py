@@ -28,7 +28,9 @@ CALL_COLUMNS = (
 )
 EVENT_COLUMNS = "session_id, seq, at, kind, model, provider, workspace, reason, count, tokens_before, tokens_after"
 
-INDEXED_KINDS = frozenset({"call", "call_done", "call_failed", "compaction", "clear", "config", "run", "stop"})
+INDEXED_KINDS = frozenset(
+    {"call", "call_done", "call_failed", "compaction", "clear", "decision", "config", "run", "stop"}
+)
 """Entries the index reads; every other kind costs an append nothing."""
 
 
@@ -174,6 +176,9 @@ class CallIndex:
         elif kind == "clear":
             count, reason = len(body.get("stubs") or {}), None
             self._pending.append("clear")
+        elif kind == "decision":  # what the policy chose ("compact", "clear"), and whether it failed
+            action = _text(body.get("action")) or "?"
+            count, reason = _int(body.get("messages")), f"{action} failed" if body.get("failed_at") else action
         else:
             count, reason = _int(body.get("steps")), _text(body.get("reason"))
         model = self._previous.model if self._previous else None
@@ -181,7 +186,7 @@ class CallIndex:
             f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?){_REPLACE['events']}",
             (
                 self.session_id, seq, at, kind, model, self._provider, self._workspace, reason, count,
-                _int(body.get("tokens_before")), _int(body.get("tokens_after")),
+                _int(body.get("tokens_before", body.get("tokens"))), _int(body.get("tokens_after")),
             ),
         )  # fmt: skip
 

@@ -119,6 +119,12 @@ def m003_call_index(db: Db, d: Dialect) -> None:
         """
     )
     db.execute("CREATE INDEX calls_by_time ON calls (at)")
+    _create_events(db, d)
+    backfill(db)
+
+
+def _create_events(db: Db, d: Dialect) -> None:
+    """The window events (compactions, clearings) of the call index."""
     db.execute(
         f"""
         CREATE TABLE events (
@@ -137,7 +143,6 @@ def m003_call_index(db: Db, d: Dialect) -> None:
         )
         """
     )
-    backfill(db)
 
 
 def m004_host(db: Db, d: Dialect) -> None:

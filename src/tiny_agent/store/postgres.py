@@ -16,15 +16,12 @@ other ``PG*`` variables work as libpq reads them.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import os
 import socket
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from datetime import datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,12 +32,14 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from tiny_agent.errors import SessionConflict, StoreError, StoreUnavailable
 from tiny_agent.redaction import redact, register_secret
 from tiny_agent.store.base import NewEntry
-from tiny_agent.store.dialect import POSTGRES, Cursor, Db
+from tiny_agent.store.conflicts import refused
+from tiny_agent.store.dialect import POSTGRES, Db
 from tiny_agent.store.location import shown_location, unencoded_userinfo
 from tiny_agent.store.migrations import migrate
+from tiny_agent.store.postgres_conn import QmarkDb, configure
 from tiny_agent.store.postgres_errors import failure
 from tiny_agent.store.postgres_lease import end_holder, gone_from_here, lock_key, try_lock, wait_for_lock
-from tiny_agent.store.sql_store import SqlStore, refused
+from tiny_agent.store.sql_store import SqlStore
 from tiny_agent.types import Entry
 
 __all__ = ["PostgresStore"]
@@ -50,8 +49,6 @@ log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_S = 10
 """How long a connection attempt waits for the server, and a statement for a connection (the server
 restarting, say) before it fails; the URL's ``connect_timeout`` sets both."""
-STATEMENT_TIMEOUT = "30s"
-"""Applied unless the URL, the role or the database sets one: a stuck lock fails instead of hanging."""
 NETWORK_TIMEOUTS = {
     "keepalives": 1,
     "keepalives_idle": 15,
@@ -75,35 +72,7 @@ class PostgresStore(SqlStore):
         self._writer = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._held: set[str] = set()
         self._leases: dict[str, psycopg.Connection[Any]] = {}
-        bad = unencoded_userinfo(url)
-        if bad is not None:
-            raise StoreError(
-                f"session store {self.location}: the user or password in the URL holds {bad!r}, which a URL must "
-                "percent-encode (a space as %20, @ as %40, / as %2F, # as %23, ? as %3F); or leave the password "
-                "out of the URL and give it in PGPASSWORD or ~/.pgpass"
-            )
-        with contextlib.suppress(ValueError):
-            register_secret(urlsplit(url).password)  # hidden wherever tiny-agent prints or stores text
-        try:
-            given = conninfo_to_dict(url)
-        except psycopg.ProgrammingError as exc:
-            why = redact(" ".join(str(exc).split()))
-            raise StoreError(f"session store {self.location}: not a PostgreSQL URL libpq can read ({why})") from None
-        try:
-            self._wait = float(given.get("connect_timeout") or CONNECT_TIMEOUT_S)
-        except ValueError:
-            raise StoreError(
-                f"session store {self.location}: connect_timeout is a number of seconds, not "
-                f"{given['connect_timeout']!r}"
-            ) from None
-        self._options: dict[str, Any] = {"autocommit": True}
-        if "connect_timeout" not in given:
-            self._options["connect_timeout"] = CONNECT_TIMEOUT_S
-        if "application_name" not in given:
-            self._options["application_name"] = "tiny-agent"
-        # A server that vanished from the network (a cut cable, a host powered off) would otherwise
-        # leave a statement waiting for hours: TCP gives up on it after about half a minute.
-        self._options.update({k: v for k, v in NETWORK_TIMEOUTS.items() if k not in given})
+        self._wait, self._options = _connection_options(url, self.location)
         first = self._connect("open")  # the pool would only say it timed out: this says why
         try:
             with self._errors("open"):
@@ -116,7 +85,7 @@ class PostgresStore(SqlStore):
             min_size=1,
             max_size=4,
             open=False,
-            configure=_configure,
+            configure=configure,
             check=ConnectionPool.check_connection,
             timeout=self._wait,
             name="tiny-agent",
@@ -128,7 +97,7 @@ class PostgresStore(SqlStore):
     def _connect(self, action: str) -> psycopg.Connection[Any]:
         with self._errors(action):
             conn = psycopg.connect(self._url, **self._options)
-            _configure(conn)
+            configure(conn)
             return conn
 
     @contextlib.contextmanager
@@ -141,12 +110,12 @@ class PostgresStore(SqlStore):
     @contextlib.contextmanager
     def _reading(self, action: str) -> Iterator[Db]:
         with self._errors(action), self._pool.connection() as conn:
-            yield _Qmark(conn)
+            yield QmarkDb(conn)
 
     @contextlib.contextmanager
     def _transaction(self, action: str) -> Iterator[Db]:
         with self._errors(action), self._pool.connection() as conn:
-            db = _Qmark(conn)
+            db = QmarkDb(conn)
             db.execute(POSTGRES.begin)
             try:
                 yield db
@@ -157,7 +126,7 @@ class PostgresStore(SqlStore):
             db.execute("COMMIT")
 
     def _migrate(self, conn: psycopg.Connection[Any]) -> None:
-        db = _Qmark(conn)
+        db = QmarkDb(conn)
         db.execute("BEGIN")
         try:
             db.execute("SELECT pg_advisory_xact_lock(?, ?)", MIGRATION_LOCK)  # hosts migrate one at a time
@@ -276,43 +245,35 @@ class PostgresStore(SqlStore):
         self._pool.close()
 
 
-class _Qmark:
-    """A psycopg connection that takes the store's ``?`` placeholders."""
-
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
-        self.conn = conn
-
-    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor:
-        return self.conn.execute(_placeholders(sql), tuple(parameters))
-
-
-@functools.lru_cache(maxsize=512)
-def _placeholders(sql: str) -> str:
-    # The store's SQL has no ? or % inside a literal but the LIKE-free words of its own.
-    return sql.replace("%", "%%").replace("?", "%s")
-
-
-def _configure(conn: psycopg.Connection[Any]) -> None:
-    """Every new connection: dates in the local time zone (``stats --by day``), and a statement
-    timeout unless the URL, the role or the database chose one."""
-    conn.execute(
-        "SELECT set_config('TimeZone', %s, false), set_config('statement_timeout', CASE WHEN"
-        " current_setting('statement_timeout') = '0' THEN %s ELSE current_setting('statement_timeout') END, false)",
-        (_local_zone(), STATEMENT_TIMEOUT),
-    )
-
-
-@functools.cache
-def _local_zone() -> str:
-    """This host's time zone as PostgreSQL names it: ``$TZ``, the zone /etc/localtime links to, or the
-    current UTC offset (in POSIX form, whose sign is the other way round)."""
-    given = os.environ.get("TZ", "").lstrip(":")
-    if given and "/" in given:
-        return given
-    link = str(Path("/etc/localtime").resolve())
-    if "zoneinfo/" in link:
-        return link.split("zoneinfo/", 1)[1]
-    offset = datetime.now().astimezone().utcoffset()
-    minutes = int(offset.total_seconds() // 60) if offset is not None else 0
-    sign = "-" if minutes >= 0 else "+"
-    return f"<{minutes:+05d}>{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+def _connection_options(url: str, location: str) -> tuple[float, dict[str, Any]]:
+    """How long to wait for a connection, and the keywords each one is opened with (the URL's own
+    settings win); a URL libpq cannot read is one line."""
+    bad = unencoded_userinfo(url)
+    if bad is not None:
+        raise StoreError(
+            f"session store {location}: the user or password in the URL holds {bad!r}, which a URL must "
+            "percent-encode (a space as %20, @ as %40, / as %2F, # as %23, ? as %3F); or leave the password "
+            "out of the URL and give it in PGPASSWORD or ~/.pgpass"
+        )
+    with contextlib.suppress(ValueError):
+        register_secret(urlsplit(url).password)  # hidden wherever tiny-agent prints or stores text
+    try:
+        given = conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        why = redact(" ".join(str(exc).split()))
+        raise StoreError(f"session store {location}: not a PostgreSQL URL libpq can read ({why})") from None
+    try:
+        wait = float(given.get("connect_timeout") or CONNECT_TIMEOUT_S)
+    except ValueError:
+        raise StoreError(
+            f"session store {location}: connect_timeout is a number of seconds, not {given['connect_timeout']!r}"
+        ) from None
+    options: dict[str, Any] = {"autocommit": True}
+    if "connect_timeout" not in given:
+        options["connect_timeout"] = CONNECT_TIMEOUT_S
+    if "application_name" not in given:
+        options["application_name"] = "tiny-agent"
+    # A server that vanished from the network (a cut cable, a host powered off) would otherwise
+    # leave a statement waiting for hours: TCP gives up on it after about half a minute.
+    options.update({k: v for k, v in NETWORK_TIMEOUTS.items() if k not in given})
+    return wait, options

@@ -50,6 +50,19 @@ def failure(location: str, action: str, exc: BaseException, *, wait: float | Non
     if isinstance(exc, PoolTimeout):
         waited = f" in {wait:g} s" if wait is not None else ""
         return StoreUnavailable(f"{where}: {action} failed: no connection to the server{waited} (is it running?)")
+    refused = _statement_refused(where, action, exc, why) or _connection_refused(where, why)
+    if refused is not None:
+        return refused
+    if isinstance(exc, errors.AdminShutdown | errors.CannotConnectNow) or any(s in lower for s in _LOST):
+        return StoreUnavailable(f"{where}: {action} failed: the connection to the server was lost ({why})", again=True)
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreUnavailable(f"{where}: {action} failed: {why}")
+    return StoreError(f"{where}: {action} failed: {why}")
+
+
+def _statement_refused(where: str, action: str, exc: BaseException, why: str) -> StoreError | None:
+    """What the server refused a statement for: a conflict, a timeout, a full disk, a privilege."""
+    lower = why.lower()
     if isinstance(exc, errors.UniqueViolation):
         return SessionConflict(
             f"{where}: {action} failed: another process wrote the same entries at the same time ({why}); "
@@ -70,6 +83,12 @@ def failure(location: str, action: str, exc: BaseException, *, wait: float | Non
             f"{where}: {action} failed: the database user may not do this ({why}); give tiny-agent a database "
             "of its own (createdb -O USER tiny_agent) or the right to create tables in it"
         )
+    return None
+
+
+def _connection_refused(where: str, why: str) -> StoreError | None:
+    """Why a connection could not be made: the password, the database, the role, the host."""
+    lower = why.lower()
     if "password authentication failed" in lower:
         return StoreError(
             f"{where}: the server refused the password ({why}); check PGPASSWORD, ~/.pgpass or PGPASSFILE"
@@ -91,8 +110,4 @@ def failure(location: str, action: str, exc: BaseException, *, wait: float | Non
         return StoreUnavailable(f"{where}: cannot connect: the server did not answer in time ({why})")
     if "could not translate host name" in lower or "name or service not known" in lower:
         return StoreError(f"{where}: cannot connect: unknown host ({why})")
-    if isinstance(exc, errors.AdminShutdown | errors.CannotConnectNow) or any(s in lower for s in _LOST):
-        return StoreUnavailable(f"{where}: {action} failed: the connection to the server was lost ({why})", again=True)
-    if isinstance(exc, psycopg.OperationalError):
-        return StoreUnavailable(f"{where}: {action} failed: {why}")
-    return StoreError(f"{where}: {action} failed: {why}")
+    return None

@@ -9,7 +9,6 @@ insert the entries (``UNIQUE (session_id, seq)``), index them, move the head.
 
 from __future__ import annotations
 
-import socket
 import time
 import uuid
 from collections.abc import Collection, Iterator, Sequence
@@ -20,28 +19,12 @@ from tiny_agent.errors import SessionConflict, SessionNotFound, StoreError
 from tiny_agent.store.base import NewEntry, SessionInfo
 from tiny_agent.store.call_index import CallIndex, copy_rows
 from tiny_agent.store.call_queries import CallIndexReads
+from tiny_agent.store.conflicts import host_name, moved_on, refused
 from tiny_agent.store.dialect import Db
 from tiny_agent.store.rows import SESSION_COLUMNS, decode_body, encode_body, session_of, title_of
 from tiny_agent.types import Entry
 
 __all__ = ["SqlStore", "refused"]
-
-
-def refused(session_id: str, holder: tuple[str, str] | None) -> SessionConflict:
-    """The refusal of a second writer, the same from every backend."""
-    who = f"pid {holder[1]} on {holder[0]}" if holder else "a process whose mark is not written yet"
-    return SessionConflict(
-        f"session {session_id[:12]} is open in another tiny-agent ({who}); "
-        "close it there, fork it (tiny-agent sessions fork ID), or take it over with --force"
-    )
-
-
-def _moved_on(session_id: str, head: int, expected: int) -> SessionConflict:
-    return SessionConflict(
-        f"session {session_id[:12]} moved on: another process appended to it (its newest entry is "
-        f"#{head}, this one expected #{expected}); nothing was written. Resume it again, "
-        f"or fork it: tiny-agent sessions fork {session_id[:12]}"
-    )
 
 
 class SqlStore(CallIndexReads):
@@ -89,11 +72,12 @@ class SqlStore(CallIndexReads):
                     raise SessionNotFound(f"session {source.id[:12]} has no entries to fork")
                 parent_id, head, title = source.id, fork_seq, source.title
                 calls, cost = self._call_totals(db, source.id, fork_seq)
+            row = (session_id, now, now, workspace, parent_id, fork_seq, head, title, calls, cost, parent_id)
             db.execute(
                 "INSERT INTO sessions (id, created_at, updated_at, workspace, parent_id, fork_seq, head, title,"
                 " calls, cost_usd, provider, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
                 " (SELECT provider FROM sessions WHERE id = ?), ?)",
-                (session_id, now, now, workspace, parent_id, fork_seq, head, title, calls, cost, parent_id, _host()),
+                (*row, host_name()),
             )
             return self._info(db, session_id)
 
@@ -163,7 +147,7 @@ class SqlStore(CallIndexReads):
         with self._transaction("append") as db:
             info = self._info(db, session_id, lock=True)
             if info.head != expected_head:
-                raise _moved_on(session_id, info.head, expected_head)
+                raise moved_on(session_id, info.head, expected_head)
             self._write(db, info, made, now)
         return made
 
@@ -181,7 +165,7 @@ class SqlStore(CallIndexReads):
             ).fetchall()
             ours = [(e.seq, e.id) for e in entries[: len(there)]]
             if [tuple(row) for row in there] != ours or (not there and info.head != first - 1):
-                raise _moved_on(session_id, info.head, first - 1)
+                raise moved_on(session_id, info.head, first - 1)
             rest = entries[len(there) :]
             if rest:
                 self._write(db, self._info(db, info.id), rest, time.time())
@@ -224,7 +208,7 @@ class SqlStore(CallIndexReads):
         db.execute(
             "UPDATE sessions SET head = ?, updated_at = ?, title = ?, calls = ?, cost_usd = ?, host = ?,"
             " writer_seen_at = CASE WHEN writer = ? THEN ? ELSE writer_seen_at END WHERE id = ?",
-            (written[-1].seq, now, title, calls, cost, _host() if host == "" else host, self._writer, now, info.id),
+            (written[-1].seq, now, title, calls, cost, host_name() if host == "" else host, self._writer, now, info.id),
         )
 
     def entries(
@@ -310,7 +294,3 @@ class SqlStore(CallIndexReads):
             if isinstance(price, int | float):
                 cost = (cost or 0.0) + float(price)
         return calls, cost
-
-
-def _host() -> str:
-    return socket.gethostname()

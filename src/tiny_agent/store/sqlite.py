@@ -20,10 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tiny_agent.errors import ConfigError, StoreError
+from tiny_agent.store.conflicts import refused
 from tiny_agent.store.dialect import SQLITE, Db
 from tiny_agent.store.location import default_location, is_postgres, shown_location
 from tiny_agent.store.migrations import migrate
-from tiny_agent.store.sql_store import SqlStore, refused
+from tiny_agent.store.sql_store import SqlStore
 
 __all__ = ["SQLiteStore"]
 

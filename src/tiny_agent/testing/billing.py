@@ -25,14 +25,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tiny_agent.providers.base import Wire
-from tiny_agent.providers.cache_rules import rules_of
 from tiny_agent.providers.cache_sim import GenaiPricer, SimCall, Simulator
-from tiny_agent.providers.prefix import Counter, block_tokens, prefix_blocks
+from tiny_agent.providers.prefix import Counter, block_tokens
 from tiny_agent.providers.profile import PRICING_IDS
+from tiny_agent.providers.wire import prefix_blocks, rules_of, wire_of
 from tiny_agent.testing.tasks import ScriptedTask, Task
 from tiny_agent.types import Block, TextBlock, ToolUseBlock
 
-__all__ = ["Bill", "BillingFake"]
+__all__ = ["SPOKEN", "Bill", "BillingFake", "Speaks"]
 
 
 @dataclass(frozen=True)
@@ -108,10 +108,10 @@ class BillingFake:
             raise ValueError(f"a route is one path segment, not {route!r}")
         with self._lock:
             if route not in self._routes:
-                model = ScriptedTask(self.tasks, self.summary_words, "toolu" if wire == "anthropic" else "call")
+                model = ScriptedTask(self.tasks, self.summary_words, _speaking(wire).call_ids)
                 self._routes[route] = _Route(model, provider or wire)
         port = self._httpd.server_address[1]
-        return f"http://127.0.0.1:{port}/{route}" + ("/v1" if wire == "openai" else "")
+        return f"http://127.0.0.1:{port}/{route}" + wire_of(wire).sdk_path
 
     def counts(self, route: str) -> list[int]:
         """The answers to the route's ``count_tokens`` requests, in order."""
@@ -137,14 +137,10 @@ class BillingFake:
 
     def _handle(self, http: BaseHTTPRequestHandler) -> None:
         parts = http.path.split("?")[0].strip("/").split("/")
-        wire: Wire | None = None
         if parts[1:] == ["v1", "messages", "count_tokens"]:
             self._count(http, parts[0])
             return
-        if parts[1:] == ["v1", "messages"]:
-            wire = "anthropic"
-        elif parts[1:] == ["v1", "chat", "completions"]:
-            wire = "openai"
+        wire = next((name for name, speaks in SPOKEN.items() if list(speaks.path) == parts[1:]), None)
         with self._lock:
             route = self._routes.get(parts[0]) if wire else None
         if wire is None or route is None:
@@ -172,17 +168,14 @@ class BillingFake:
             call = sim.send(self.clock(), body, output)
             route.served += 1
             number = route.served
-        if wire == "anthropic":
-            reply = _anthropic(number, model, blocks, stop, call)
-        else:
-            reply = _openai(number, model, blocks, stop, call)
+        speaks = SPOKEN[wire]
+        reply = speaks.reply(number, model, blocks, stop, call)
         with self._lock:
             route.bills.append(Bill(parts[0], wire, body, call, reply))
         if self.delay:
             time.sleep(self.delay)
         if body.get("stream"):
-            events = _anthropic_events(reply) if wire == "anthropic" else _openai_chunks(reply, body)
-            _send_stream(http, events)
+            _send_stream(http, speaks.stream(reply, body))
         else:
             _send(http, 200, reply)
 
@@ -257,7 +250,7 @@ def _finish(calls: Sequence[Any], stop: str) -> str:
 Event = tuple[str | None, Any]
 
 
-def _anthropic_events(message: Mapping[str, Any]) -> Iterator[Event]:
+def _anthropic_events(message: Mapping[str, Any], body: Mapping[str, Any]) -> Iterator[Event]:
     usage = dict(message["usage"])
     start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
     yield "message_start", {"type": "message_start", "message": start}
@@ -317,3 +310,27 @@ def _send_stream(http: BaseHTTPRequestHandler, events: Iterator[Event]) -> None:
     http.send_header("content-length", str(len(data)))
     http.end_headers()
     http.wfile.write(data)
+
+
+@dataclass(frozen=True)
+class Speaks:
+    """How the fake speaks one wire: the path it answers, its tool call ids, its answers whole and streamed."""
+
+    path: tuple[str, ...]
+    call_ids: str
+    reply: Callable[[int, str, Sequence[Block], str, SimCall], dict[str, Any]]
+    stream: Callable[[Mapping[str, Any], Mapping[str, Any]], Iterator[Event]]
+
+
+SPOKEN: Mapping[Wire, Speaks] = {
+    "anthropic": Speaks(("v1", "messages"), "toolu", _anthropic, _anthropic_events),
+    "openai": Speaks(("v1", "chat", "completions"), "call", _openai, _openai_chunks),
+}
+"""The wires the fake speaks, by name."""
+
+
+def _speaking(wire: Wire) -> Speaks:
+    found = SPOKEN.get(wire)
+    if found is None:
+        raise ValueError(f"the billing fake speaks {', '.join(SPOKEN)}, not {wire!r}")
+    return found

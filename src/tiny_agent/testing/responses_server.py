@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tiny_agent.providers.cache_rules import rules_of
 from tiny_agent.providers.cache_sim import GenaiPricer, SimCall, Simulator
 from tiny_agent.providers.prefix import block_tokens, canonical
 from tiny_agent.providers.responses.check import BREAKPOINT, INPUT_PARTS, check_input
 from tiny_agent.providers.responses.items import reasons
+from tiny_agent.providers.wire import rules_of
 from tiny_agent.testing.tasks import ScriptedTask, Task
 from tiny_agent.types import Block, TextBlock, ToolUseBlock
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from tiny_agent.context.diagnosis import first_difference
+from tiny_agent.providers.adapters import wire_adapter
 from tiny_agent.providers.base import Provider, Wire, render
 from tiny_agent.providers.pricing import TokenPrices
 from tiny_agent.providers.profile import ProviderProfile, profile_for
@@ -115,10 +116,4 @@ def _prompt_text(body: dict[str, Any]) -> str:
 
 
 def _renderer(wire: Wire, model: str) -> Provider:
-    if wire == "anthropic":
-        from tiny_agent.providers.anthropic.adapter import AnthropicProvider
-
-        return AnthropicProvider(model=model, api_key="scripted")
-    from tiny_agent.providers.openai.adapter import OpenAICompatProvider
-
-    return OpenAICompatProvider(model=model, api_key="scripted")
+    return wire_adapter(wire, model, api_key="scripted")

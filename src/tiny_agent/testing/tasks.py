@@ -109,7 +109,7 @@ def _seen(body: Mapping[str, Any], wire: str) -> Iterator[tuple[str | None, str 
     """(user text, None) and (None, id of a call with a result), in request order."""
     for message in body.get("messages") or []:
         role = message.get("role")
-        if wire == "openai" and role == "tool":
+        if role == "tool":  # OpenAI's tool message (the Anthropic wire has no such role)
             yield None, str(message.get("tool_call_id"))
             continue
         if role != "user":

@@ -23,6 +23,7 @@ from tiny_agent.tools.files import read_text, with_note, write_atomic
 from tiny_agent.tools.grammar import Limits, readable_files, schema, walk
 from tiny_agent.tools.guards import Guards, protected_message, secret_message
 from tiny_agent.tools.toolbox import Tool, ToolFailure
+from tiny_agent.tools.workspace_tools import file_tools
 
 __all__ = ["MAX_OUTPUT_CHARS", "Workspace"]
 
@@ -203,47 +204,7 @@ class Workspace:
     def tools(self, *, grammar: bool = True) -> list[Tool]:
         """The three file tools, bound to this workspace. With ``grammar``, each offers this turn's
         real paths as a decoding grammar (see ``Tool.grammar`` and ``agent.grammar``)."""
-        path = _prop("string", "File path, relative to the workspace.", minLength=1)
-        protected = f" Protected paths are refused: {', '.join(self.protect)}." if self.protect else ""
-        read = _schema(
-            ["path"],
-            path=path,
-            start_line=_prop("integer", "First line to return (1-based).", minimum=1),
-            max_lines=_prop("integer", "Return at most this many lines.", minimum=1),
-        )
-        write = _schema(
-            ["path", "content"], path=path, content=_prop("string", "The complete new content of the file.")
-        )
-        listing = _schema([], path=_prop("string", "Directory, relative to the workspace (default '.')."))
-        return [
-            Tool(
-                "read_file",
-                "Read a UTF-8 text file. The path is relative to the workspace root. Long output is cut; "
-                "read further with start_line (1-based) and max_lines.",
-                read,
-                lambda a: self.read_file(
-                    a["path"], start_line=int(a.get("start_line", 1)), max_lines=_optional_int(a.get("max_lines"))
-                ),
-                (lambda: self.grammar("read_file")) if grammar else None,
-                terms=self.file_terms if grammar else None,
-            ),
-            Tool(
-                "write_file",
-                "Create or overwrite a UTF-8 text file with the given content (the whole file). The path is "
-                "relative to the workspace root; missing parent directories are created." + protected,
-                write,
-                lambda a: self.write_file(a["path"], a["content"]),
-                (lambda: self.grammar("write_file")) if grammar else None,
-            ),
-            Tool(
-                "list_dir",
-                "List a directory of the workspace: one entry per line, sorted by name, directories end "
-                "with '/', files show their size in bytes. The path is relative to the workspace root.",
-                listing,
-                lambda a: self.list_dir(a.get("path") or "."),
-                (lambda: self.grammar("list_dir")) if grammar else None,
-            ),
-        ]
+        return file_tools(self, grammar=grammar)
 
     def paths(self, limits: Limits | None = None) -> tuple[list[str], list[str]] | None:
         """(files read_file would read, folders list_dir would list) as relative POSIX paths, or None
@@ -293,18 +254,6 @@ class Workspace:
             return line
         except (OSError, RuntimeError):
             return f"{entry.name}  (unreadable)"
-
-
-def _prop(kind: str, description: str, **constraints: int) -> dict[str, Any]:
-    return {"type": kind, **constraints, "description": description}
-
-
-def _schema(required: list[str], **properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-
-
-def _optional_int(value: Any) -> int | None:
-    return None if value is None else int(value)
 
 
 @contextlib.contextmanager

@@ -6,7 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["NOTE", "CallFigures", "Figures", "Policy", "Replay", "replay_lines", "sweep_lines"]
+from tiny_agent.context.entries import Decision
+
+__all__ = ["NOTE", "CallFigures", "Figures", "Policy", "Replay", "decision_text", "replay_lines", "sweep_lines"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,9 @@ class Figures:
     compactions: int
     provider: str
     model: str
+    decisions: tuple[Decision, ...] = ()
+    """What the policy decided, where it acted (the recording's read from its log, guessed for a
+    session from before decisions were written; the replay's from its own)."""
 
     def total(self, name: str) -> int:
         return sum(int(getattr(c, name)) for c in self.per_call)
@@ -95,8 +100,34 @@ class Figures:
             "compactions": self.compactions,
             "estimated": self.estimated,
             "every_pin_in_every_request": self.every_pin_in_every_request,
+            "decisions": [_decision(d) for d in self.decisions],
             "per_call": [c.to_dict() for c in self.per_call],
         }
+
+
+def _decision(d: Decision) -> dict[str, Any]:
+    keys = ("policy", "action", "tokens", "threshold", "ceiling", "messages", "summarizer", "failed_at", "error")
+    return {k: getattr(d, k) for k in keys}
+
+
+def decision_text(decisions: tuple[Decision, ...]) -> str:
+    """``2 compaction(s) (cost at 14,210 and 13,980 tokens, thresholds 13,500 and 13,200), 1 failed``."""
+    done = [d for d in decisions if d.action == "compact" and d.failed_at is None]
+    failed = sum(1 for d in decisions if d.failed_at is not None)
+    cleared = sum(1 for d in decisions if d.action == "clear")
+    parts: list[str] = []
+    if done:
+        at = " and ".join(f"{d.tokens:,}" for d in done[:4]) + (" ..." if len(done) > 4 else "")
+        chosen = list(dict.fromkeys(d.threshold for d in done if d.threshold is not None))[:4]
+        named = "threshold" if len(chosen) == 1 else "thresholds"
+        ats = f", {named} {' and '.join(f'{t:,}' for t in chosen)}" if chosen else ""
+        policies = "/".join(sorted({d.policy for d in done}))
+        parts.append(f"{len(done)} compaction(s) ({policies} at {at} tokens{ats})")
+    if failed:
+        parts.append(f"{failed} failed")
+    if cleared:
+        parts.append(f"{cleared} clearing(s)")
+    return ", ".join(parts) or "none"
 
 
 @dataclass(frozen=True)
@@ -162,6 +193,8 @@ def replay_lines(replay: Replay, *, per_call: bool = True) -> list[str]:
             lines.append(f"{i + 1:>4}  {_row(left)}             {_row(right)}")
     lines.append(f"recorded: {_total(rec)}")
     lines.append(f"replayed: {_total(rep)}")
+    if rec.decisions or rep.decisions:
+        lines.append(f"decisions recorded: {decision_text(rec.decisions)}; replayed: {decision_text(rep.decisions)}")
     pins = "yes" if rep.every_pin_in_every_request else "NO"
     lines.append(f"every pin in every replayed request: {pins}")
     if rec.cost_usd and rep.cost_usd is not None:

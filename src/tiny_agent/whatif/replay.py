@@ -34,6 +34,7 @@ from tiny_agent.context.entries import (
     CallOpened,
     CompactionMark,
     ConfigChange,
+    Decision,
     PinChange,
     Response,
     RunChange,
@@ -43,6 +44,7 @@ from tiny_agent.context.entries import (
 )
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
+from tiny_agent.context.shrink.decisions import decisions, decisions_of
 from tiny_agent.errors import CompactionError, ConfigError, TinyAgentError
 from tiny_agent.providers.cache_rules import DEFAULT_TTL
 from tiny_agent.providers.profile import ProviderProfile
@@ -177,7 +179,8 @@ def _recorded(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], provider: str
                 )
             elif isinstance(value, CompactionMark):
                 compactions += 1
-    return Figures(tuple(calls), compactions, provider, model)
+    found = tuple(d.decision for d in decisions_of(typed))
+    return Figures(tuple(calls), compactions, provider, model, found)
 
 
 def _replayed(
@@ -231,11 +234,14 @@ def _replayed(
                         ctx.complete(provider)
                 case CompactionMark(manual=True):
                     _manual(ctx, provider, entry.seq, value)
+                case Decision(policy=name) if name != "manual":
+                    decided_last = True  # the policy acted (or failed to) after the newest turn call
                 case CompactionMark():
-                    decided_last = True
+                    decided_last = True  # a session from before decisions were written: its mark says so
     if decided_last:
         _decide(ctx, provider)
-    return Figures(tuple(provider.figures), len(ctx.compactions), profile.name, profile.model), provider.pairs
+    figures = Figures(tuple(provider.figures), len(ctx.compactions), profile.name, profile.model)
+    return dataclasses.replace(figures, decisions=decisions(ctx.entries)), provider.pairs
 
 
 def _decide(ctx: Context, provider: ReplayProvider) -> None:

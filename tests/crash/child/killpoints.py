@@ -160,7 +160,7 @@ def _wrap_postgres() -> None:
         from tiny_agent.store import postgres
     except ImportError:
         return
-    original = postgres._Qmark.execute
+    original = postgres.QmarkDb.execute
 
     def execute(self: Any, sql: str, parameters: Any = (), /) -> Any:
         verb = sql.split(None, 1)[0].upper() if sql.strip() else ""
@@ -177,7 +177,7 @@ def _wrap_postgres() -> None:
         point(f"sql:after:{verb}", label)
         return cursor
 
-    postgres._Qmark.execute = execute  # type: ignore[method-assign]
+    postgres.QmarkDb.execute = execute  # type: ignore[method-assign]
 
 
 def _wrap_tools() -> None:

@@ -2,7 +2,10 @@
 
 - ``clearing``: old tool output replaced by a stub that says how to get it again.
 - ``compaction``: where to cut, what the model is asked to summarise, the record the engine builds itself.
+- ``decisions``: a log's ``decision`` entries (what a policy saw and chose), or for older sessions a guess.
 - ``policy``: when a compaction or a clearing pays for itself at the provider's prices (arithmetic only).
+- ``registry``: the compaction policies by name (``cost``, ``fraction``, your own), for the CLI, config and replay.
+- ``shrinkable``: what compaction, clearing and the policies need from the engine (``Context`` is one).
 - ``summarize``: ``maybe_compact`` and ``compact``: a summary replaces the older turns; the summarizers.
 """
 
@@ -11,7 +14,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_HOME = {"compact": "summarize", "maybe_compact": "summarize"}
+_HOME = {
+    "compact": "summarize",
+    "maybe_compact": "summarize",
+    "CompactionPolicy": "registry",
+    "POLICIES": "registry",
+    "policy_named": "registry",
+    "policy_names": "registry",
+    "register": "registry",
+}
 """Names this package offers, imported on first use (the old module context.shrink held them)."""
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 
-from tiny_agent.context.entries import Clearing
+from tiny_agent.context.entries import Clearing, Decision
 from tiny_agent.context.shrink.policy import clearing_pays, decision_prices
-from tiny_agent.context.shrink.summarize import Shrinkable
+from tiny_agent.context.shrink.shrinkable import Shrinkable
 from tiny_agent.providers.base import Provider
 from tiny_agent.types import Message, ToolResultBlock, ToolUseBlock
 
@@ -69,7 +69,16 @@ def clear_old_output(ctx: Shrinkable, provider: Provider | None = None) -> int:
     """Clear old tool output when it pays (see ``plan_clearing``); returns how many results were cleared."""
     stubs = plan_clearing(ctx, provider)
     if stubs:
-        ctx.append([Clearing(stubs)])
+        prices = decision_prices(provider.profile) if provider is not None else None
+        seen = Decision(
+            "clearing",
+            "clear",
+            ctx.context_tokens(),
+            window=ctx.context_window(provider),
+            prices={k: getattr(prices, k) for k in ("input", "read", "write", "output")} if prices else {},
+            messages=len(stubs),
+        )
+        ctx.append([seen, Clearing(stubs)])
     return len(stubs)
 
 

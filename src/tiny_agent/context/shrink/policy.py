@@ -32,13 +32,27 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tiny_agent.context.shrink.compaction import CACHED_SUMMARY_INSTRUCTIONS, WorkRecord, choose_cut
+from tiny_agent.context.shrink.shrinkable import Shrinkable
+from tiny_agent.providers.base import Provider
 from tiny_agent.providers.cache_rules import READ_MULTIPLIER, WRITE_MULTIPLIER
 from tiny_agent.providers.pricing import TokenPrices
 from tiny_agent.providers.profile import ProviderProfile
+from tiny_agent.types import Message, Prompt
 
-__all__ = ["ANTHROPIC_RATIOS", "Cycle", "best_threshold", "clearing_pays", "decision_prices"]
+__all__ = [
+    "ANTHROPIC_RATIOS",
+    "Cycle",
+    "best_threshold",
+    "clearing_pays",
+    "cold",
+    "cost_threshold",
+    "decision_prices",
+    "fitting_cut",
+]
 
 OUTPUT_RATIO = 5.0
 """Output over input, where nothing is priced: Anthropic's list prices keep this ratio."""
@@ -120,3 +134,85 @@ def best_threshold(prices: TokenPrices, cycle: Cycle, ceiling: int, floor: float
     # leaves room on both sides for turns that grow more or less than the mean.
     flat = [t for t, c in zip(candidates, costs, strict=True) if c <= least * (1 + 1e-9)]
     return int(flat[len(flat) // 2])
+
+
+def fitting_cut(ctx: Shrinkable, recent: Sequence[Message], threshold: int) -> int | None:
+    """The cut keeping the most turns (up to ``keep_turns``) whose kept part fits in half ``threshold``."""
+    fixed = ctx.ledger.estimate_prompt(Prompt(ctx.system_blocks(), ctx.tools, ()))
+    budget = threshold // 2 - fixed - ctx.config.summary_max_tokens
+    cut = None
+    turns = sum(1 for m in recent if m.role == "assistant")
+    # Keeping as many turns as there are, or more, leaves nothing to compact: start below that.
+    for keep in range(min(ctx.config.keep_turns, turns - 1), 0, -1):
+        cut = choose_cut(recent, keep)
+        if cut is not None and ctx.ledger.estimate(recent[cut:]) <= budget:
+            return cut
+    return cut  # even one turn is over budget: keep just that one
+
+
+def cost_threshold(ctx: Shrinkable, provider: Provider, ceiling: int, tokens: int) -> int | None:
+    """The threshold to compact at now under the cost policy, or None while waiting pays.
+
+    That threshold is the one whose compaction cycle costs least per turn at the provider's prices
+    (``policy.best_threshold``), from the growth and the summaries seen so far, never above
+    ``ceiling`` (``compact_at`` stays a hard limit). It is due once the window holds as much a
+    compaction there would remove as it removes in a steady cycle: so a turn that brought far more
+    than the others is summarised as soon as it is no longer kept, not carried until the window
+    reaches the threshold. While the cache is cold (the last request is older than its lifetime),
+    the summary call would write the whole window instead of reading it: the policy waits."""
+    config, state, ledger = ctx.config, ctx.state, ctx.ledger
+    recent = state.messages[max(state.base, 1) :]  # the first request (the task) is no turn's growth
+    turns = sum(1 for m in recent if m.role == "assistant")
+    if not turns:
+        return None
+    summaries = sorted(c.usage.output_tokens or 0 for c in ledger.calls if c.purpose == "compaction")
+    summary = summaries[len(summaries) // 2] if summaries else config.summary_max_tokens // 4
+    fixed = ledger.estimate_prompt(Prompt(ctx.system_blocks(), ctx.tools, ()))
+    if state.compactions:
+        opening = ledger.estimate([Message.user(state.compactions[-1].text())], remember=False)
+    else:
+        record = WorkRecord.from_messages(state.messages, state.pins).render()
+        opening = summary + ledger.estimate([Message.user(record)], remember=False)
+    cycle = Cycle(
+        growth=ledger.estimate(recent) / turns,
+        fixed=fixed,
+        summary=summary,
+        record=opening,
+        instructions=ledger.estimate([Message.user(CACHED_SUMMARY_INSTRUCTIONS)], remember=False),
+        keep_turns=config.keep_turns,
+        reserve=config.summary_max_tokens,
+    )
+    prices = decision_prices(provider.profile)
+    # Under twice the minimum cacheable length, the half a compaction keeps is below it: every request
+    # until the window grows past it again is sent uncached, which the cycle's arithmetic does not see.
+    threshold = best_threshold(prices, cycle, ceiling, floor=2 * provider.profile.cache.min_tokens)
+    start = cycle.start(threshold)
+    steady = threshold - start
+    window = state.messages[state.base :]
+    cut = fitting_cut(ctx, window, threshold)
+    if threshold >= ceiling or steady <= 0 or cut is None:
+        return None
+    removable = tokens - fixed - opening - ledger.estimate(window[cut:])
+    if removable < steady and cold(ctx, provider):
+        return threshold if _cold_pays(prices, cycle, start, steady, tokens, removable) else None
+    return threshold if removable >= steady else None
+
+
+def _cold_pays(prices: TokenPrices, cycle: Cycle, start: float, steady: float, tokens: int, removable: float) -> bool:
+    """Whether compacting now, with the cache cold, beats waiting until the compaction is due.
+
+    The next request rewrites the whole window anyway, and the summary is then asked from the
+    transcript at the input price, so a compaction now costs the transcript and the summary, less the
+    part of the rewrite it saves. Waiting costs the read of what it would have removed on every turn
+    until it is due, and a share of the warm compaction then (the share of the cycle it would skip)."""
+    now = prices.input * (cycle.fixed + removable) + prices.output * cycle.summary + prices.write * (start - tokens)
+    warm = prices.read * tokens + prices.write * (cycle.instructions + start - cycle.growth)
+    warm += prices.output * cycle.summary
+    turns = (steady - removable) / cycle.growth
+    return now < prices.read * removable * turns + warm * removable / steady
+
+
+def cold(ctx: Shrinkable, provider: Provider) -> bool:
+    """Whether the cache entry the last request left has expired (its lifetime is over)."""
+    last = ctx.state.last_call
+    return last is not None and ctx.clock() - last.at > provider.profile.lifetime

@@ -1,7 +1,9 @@
 """The Anthropic Messages wire.
 
 - ``adapter``: ``AnthropicProvider``, over the official ``anthropic`` SDK.
+- ``check``: the Messages API's request rules on the exact body.
 - ``reply``: reading a Messages answer, whole or streamed.
+- ``wire``: the wire as a value (``ANTHROPIC``): prefix blocks, breakpoints, check, shape.
 """
 
 from __future__ import annotations

@@ -20,18 +20,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, closing
-from typing import Any
+from typing import Any, Unpack
 
 import anthropic
-import httpx2
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.anthropic.reply import Accumulator, process
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
-from tiny_agent.providers.cache_rules import DEFAULT_TTL, Ttl, checked_ttl
+from tiny_agent.providers.cache_rules import DEFAULT_TTL, Ttl
 from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
+from tiny_agent.providers.endpoint import Endpoint, EndpointFields
 from tiny_agent.providers.http_errors import (
-    check_base_url,
     display_url,
     http_error,
     one_line,
@@ -40,15 +39,11 @@ from tiny_agent.providers.http_errors import (
 )
 from tiny_agent.providers.profile import ProviderProfile, profile_for
 from tiny_agent.providers.retry import (
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_MAX_RETRY_WAIT,
-    DEFAULT_TIMEOUT,
     Call,
-    RetryPolicy,
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
-from tiny_agent.redaction import register_secret
+from tiny_agent.providers.wire import checked_ttl
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt
 
 __all__ = ["AnthropicProvider"]
@@ -60,11 +55,8 @@ CACHE_DIAGNOSIS_BETA = "cache-diagnosis-2026-04-07"
 
 
 class AnthropicProvider:
-    """A model endpoint speaking the Anthropic Messages wire format.
-
-    ``timeout`` is in seconds, for the connection and then for each next piece of the answer;
-    ``max_retries``, ``max_retry_wait`` and ``retry_backoff`` are described in ``providers/retry``.
-    ``key_env`` names the variable the key came from, for the message of a 401."""
+    """A model endpoint speaking the Anthropic Messages wire format, at ``endpoint`` (an
+    ``Endpoint``, or its fields as keywords: ``api_key``, ``base_url``, ``timeout``, ...)."""
 
     wire: Wire = "anthropic"
 
@@ -72,40 +64,27 @@ class AnthropicProvider:
         self,
         *,
         model: str,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        name: str = "anthropic",
+        endpoint: Endpoint | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
-        retry_backoff: float = 0.5,
-        key_env: str | None = None,
-        http_client: httpx2.Client | None = None,
         context_window: int | None = None,
         cache_ttl: str = DEFAULT_TTL,
         cache_diagnostics: bool | None = None,
+        **fields: Unpack[EndpointFields],
     ) -> None:
-        self.name = name
+        self.endpoint = Endpoint.of(endpoint, **fields)
+        self.name = name = self.endpoint.name or "anthropic"
         self.cache_ttl: Ttl = checked_ttl(cache_ttl, "anthropic", name)
         """Lifetime of the cache entries this adapter asks for; a 1h entry costs 2x the input price to write."""
         self.model = model
         self.max_tokens = max_tokens
         """Output cap used when the prompt does not set its own."""
-        self.key_env = key_env
+        self.key_env = key_env = self.endpoint.key_env
         self._profile = profile_for(
             name, "anthropic", model, cache_ttl=self.cache_ttl, context_window=context_window, free_count=True
         )
-        self._timeout = check_timeout(timeout)
-        self._policy = RetryPolicy(max_retries=max_retries, base_delay=retry_backoff, max_retry_wait=max_retry_wait)
-        register_secret(api_key)
-        self._client = anthropic.Anthropic(
-            api_key=api_key,
-            base_url=check_base_url(base_url, key_env or "ANTHROPIC_API_KEY") if base_url is not None else None,
-            max_retries=0,
-            timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, 10.0)),
-            http_client=http_client,
-        )
+        self._timeout = check_timeout(self.endpoint.timeout)
+        self._policy = self.endpoint.retry_policy()
+        self._client = anthropic.Anthropic(**self.endpoint.sdk_options("ANTHROPIC_API_KEY"))
         if self._client.api_key is None and self._client.auth_token is None and self._client.credentials is None:
             raise ConfigError(f"{name}: no API key: pass api_key or set {key_env or 'ANTHROPIC_API_KEY'}")
         self.url = display_url(str(self._client.base_url).rstrip("/") + "/v1/messages")

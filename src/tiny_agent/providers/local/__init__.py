@@ -3,6 +3,7 @@
 - ``llama_process``: one ``llama-server`` process on loopback, with its key, locked to the process that started it.
 - ``llama_server``: start, find and stop the server; the binary and the default model.
 - ``provider``: ``LocalProvider``: the server behind one of the two adapters, with exact token counts.
+- ``tuning``: ``LocalTuning``: the local provider's server and decoding keywords; the sampling fields.
 """
 
 from __future__ import annotations

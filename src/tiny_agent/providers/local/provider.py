@@ -14,16 +14,19 @@ server's state file know; it goes with every request, the counting ones included
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import httpx2
 
 from tiny_agent.errors import LocalServerError
-from tiny_agent.guide.json_guide import MAX_QUOTE, guide
+from tiny_agent.guide.json_guide import guide
+from tiny_agent.guide.options import MAX_QUOTE, GuideOptions
+from tiny_agent.providers.adapters import wire_adapter
 from tiny_agent.providers.base import LOCAL_MAX_TOKENS, Provider, Wire, render
+from tiny_agent.providers.cache_rules import DEFAULT_TTL
 from tiny_agent.providers.http_errors import check_base_url, display_url
 from tiny_agent.providers.local.llama_server import (
     DEFAULT_CTX_SIZE,
@@ -37,27 +40,17 @@ from tiny_agent.providers.local.llama_server import (
     props,
     read_warm_server,
 )
+from tiny_agent.providers.local.tuning import LOCAL_TIMEOUT, LocalTuning, with_sampling
 from tiny_agent.providers.openai.json_tools import SCHEMA_NAME, response_format
 from tiny_agent.providers.pricing import FREE
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.retry import DEFAULT_MAX_RETRIES, check_timeout
+from tiny_agent.providers.wire import wire_of
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt
 
-__all__ = ["LocalProvider"]
+__all__ = ["LOCAL_TIMEOUT", "LocalProvider", "LocalTuning"]
 
 log = logging.getLogger(__name__)
-
-
-_SDK_FIELDS: dict[Wire, frozenset[str]] = {
-    "openai": frozenset({"temperature", "top_p", "seed", "frequency_penalty", "presence_penalty"}),
-    "anthropic": frozenset({"temperature", "top_p", "top_k"}),
-}
-
-
-LOCAL_TIMEOUT = 600.0
-"""Seconds to wait for the local server's reply (or its next piece). A reply that is not streamed
-arrives whole, and on two busy cores a long summary takes minutes: the remote providers' 60 s cut
-such calls off, and each retry did the same work again."""
 
 
 ANSWER_OVERHEAD = 16
@@ -85,18 +78,16 @@ class LocalProvider:
         api_key: str | None = None,
         wire: Wire = "openai",
         tool_mode: str = "json_schema",
-        ctx_size: int = DEFAULT_CTX_SIZE,
         max_tokens: int = LOCAL_MAX_TOKENS,
-        use_warm: bool = True,
-        sampling: Mapping[str, Any] | None = None,
-        guided: bool | None = None,
-        guide_options: Mapping[str, Any] | None = None,
-        timeout: float = LOCAL_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        **tuning: Unpack[LocalTuning],
     ) -> None:
+        unknown = [k for k in tuning if k not in LocalTuning.__annotations__]
+        if unknown:
+            raise TypeError(f"LocalProvider: unknown keyword {unknown[0]!r}")
+        guided, sampling = tuning.get("guided"), tuning.get("sampling")
         self.wire: Wire = wire
-        self._timeout = check_timeout(timeout)
-        self._max_retries = max_retries
+        self._timeout = check_timeout(tuning.get("timeout", LOCAL_TIMEOUT))
+        self._max_retries = tuning.get("max_retries", DEFAULT_MAX_RETRIES)
         self.model_path = check_model(model_path) if model_path else None
         self.model = model_name(self.model_path) if self.model_path else EMBEDDED_MODEL_NAME
         if base_url:
@@ -107,16 +98,16 @@ class LocalProvider:
         self._given_key = api_key
         self._api_key = api_key
         self._tool_mode = tool_mode
-        self._ctx_size = ctx_size
+        self._ctx_size = tuning.get("ctx_size", DEFAULT_CTX_SIZE)
         self._max_tokens = max_tokens
-        self._use_warm = use_warm
+        self._use_warm = tuning.get("use_warm", True)
         self._guided_given = guided
         self.guided = (
             guided if guided is not None else (self.model_path is None or self.model_path.name == EMBEDDED_MODEL_FILE)
         )
         """Narrow each reply with ``json_guide`` (by default for the embedded 135M model only: it makes
         answers quotes of tool results, which a bigger model does not need)."""
-        self.guide_options = dict(guide_options or {})
+        self.guide_options = dict(tuning.get("guide_options") or {})
         """Keywords for ``json_guide.guide``: each narrowing can be turned off (the benchmark's levers)."""
         self.sampling = dict(sampling or {})
         """Merged into every request body: ``temperature``, ``top_k``, ``top_p``, ``seed``..."""
@@ -157,31 +148,18 @@ class LocalProvider:
 
     def _adapter(self, base_url: str) -> Provider:
         key = self._api_key or "none"  # the SDKs insist on a key; a server without one ignores it
-        if self.wire == "anthropic":
-            from tiny_agent.providers.anthropic.adapter import AnthropicProvider  # each SDK is slow to import
-
-            return AnthropicProvider(
-                model=self.model,
-                api_key=key,
-                base_url=base_url,
-                name="local",
-                max_tokens=self._max_tokens,
-                timeout=self._timeout,
-                max_retries=self._max_retries,
-                key_env=self._key_env,
-            )
-        from tiny_agent.providers.openai.adapter import OpenAICompatProvider
-
-        return OpenAICompatProvider(
-            model=self.model,
+        wire = wire_of(self.wire)
+        return wire_adapter(
+            self.wire,
+            self.model,
             api_key=key,
-            base_url=f"{base_url}/v1",
+            base_url=f"{base_url}{wire.sdk_path}",
             name="local",
             max_tokens=self._max_tokens,
-            tool_mode=self._tool_mode,
             timeout=self._timeout,
             max_retries=self._max_retries,
             key_env=self._key_env,
+            **wire.adapter_options(DEFAULT_TTL, self._tool_mode == "json_schema"),
         )
 
     def close(self) -> None:
@@ -231,6 +209,7 @@ class LocalProvider:
             context_window=window or inner.context_window,
             counts_tokens=True,
             cache_home=display_url(self.base_url),
+            model_is_display_name=True,
         )
         if window is not None:
             self._profile = profile
@@ -243,16 +222,10 @@ class LocalProvider:
         body = self.inner.assemble(prompt, messages)
         if self.guided and body.get("response_format", {}).get("json_schema", {}).get("name") == SCHEMA_NAME:
             # Decoding only: the messages, and so the cached prefix, stay as the adapter rendered them.
-            allowed = guide(prompt, **{"max_quote": self._quote_chars, **self.guide_options})
+            allowed = guide(prompt, GuideOptions(**{"max_quote": self._quote_chars, **self.guide_options}))
             body["response_format"] = response_format(allowed.tools, allowed.grammar, answer=allowed.answer)
         if self.sampling:
-            # The SDKs take only the fields of their own API as keywords; llama.cpp reads the rest
-            # (top_k, seed on /v1/messages...) from the JSON body, where extra_body puts them.
-            known = _SDK_FIELDS[self.wire]
-            body.update({k: v for k, v in self.sampling.items() if k in known})
-            extra = {k: v for k, v in self.sampling.items() if k not in known}
-            if extra:
-                body["extra_body"] = {**body.get("extra_body", {}), **extra}
+            body = with_sampling(body, self.sampling, self.wire)
         return body
 
     @property
@@ -279,16 +252,19 @@ class LocalProvider:
     def count_tokens(self, prompt: Prompt) -> int | None:
         """Exact: the server applies its chat template to the rendered messages and tokenizes it."""
         body = self.render(prompt)
-        messages = body["messages"]
-        if self.wire == "anthropic":
-            # /apply-template takes the OpenAI shape; the Anthropic body is counted by its own endpoint.
-            return self._post("/v1/messages/count_tokens", body).get("input_tokens")
-        payload: dict[str, Any] = {"messages": messages}
+        # /apply-template takes the OpenAI shape; an Anthropic body is counted by its own endpoint.
+        return _COUNTERS.get(self.wire, LocalProvider._templated_count)(self, body)
+
+    def _templated_count(self, body: dict[str, Any]) -> int | None:
+        payload: dict[str, Any] = {"messages": body["messages"]}
         if body.get("tools"):
             payload["tools"] = body["tools"]
         text = self._post("/apply-template", payload).get("prompt", "")
         tokens = self._post("/tokenize", {"content": text, "add_special": True}).get("tokens", [])
         return len(tokens)
+
+    def _messages_count(self, body: dict[str, Any]) -> int | None:
+        return self._post("/v1/messages/count_tokens", body).get("input_tokens")
 
     def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -298,3 +274,10 @@ class LocalProvider:
             return dict(response.json())
         except httpx2.HTTPError as exc:
             raise LocalServerError(f"llama-server {path} failed: {exc}") from exc
+
+
+_COUNTERS: dict[Wire, Callable[[LocalProvider, dict[str, Any]], int | None]] = {
+    "anthropic": LocalProvider._messages_count,
+    "openai": LocalProvider._templated_count,
+}
+"""How llama-server counts a body of each wire exactly."""

@@ -18,29 +18,31 @@ Retries are ours (``providers/retry``), not the SDK's: its ``max_retries`` is 0.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, closing
-from typing import Any, Literal, assert_never
+from typing import Any, Literal, Unpack
 
-import httpx2
+import openai
 
-from tiny_agent.errors import ConfigError
+from tiny_agent.errors import ConfigError, UnsupportedFieldError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
-from tiny_agent.providers.decode import reading, whole_json
-from tiny_agent.providers.http_errors import display_url
+from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
+from tiny_agent.providers.endpoint import Endpoint, EndpointFields
+from tiny_agent.providers.http_errors import (
+    display_url,
+    http_error,
+    one_line,
+    payload_error,
+    status_error_class,
+)
 from tiny_agent.providers.openai import json_tools
-from tiny_agent.providers.openai.cache import as_parts, cache_fields, dropping_refused, mark_messages
+from tiny_agent.providers.openai.cache import as_parts, cache_fields, dropping_refused, mark_messages, refused_field
+from tiny_agent.providers.openai.messages import chat_messages
 from tiny_agent.providers.openai.reply import Accumulator, process
-from tiny_agent.providers.openai.sdk import OpenAIErrors, make_client
 from tiny_agent.providers.openai.token_count import count_chat_body, counts_offline
 from tiny_agent.providers.profile import ProviderProfile, profile_for
 from tiny_agent.providers.retry import (
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_MAX_RETRY_WAIT,
-    DEFAULT_TIMEOUT,
     Call,
-    RetryPolicy,
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
@@ -50,12 +52,6 @@ from tiny_agent.types import (
     ModelResponse,
     OnProviderEvent,
     Prompt,
-    ReasoningBlock,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
 )
 
 __all__ = ["INVALID_JSON_KEY", "TOOL_MODES", "OpenAICompatProvider", "ToolMode"]
@@ -68,11 +64,8 @@ TOOL_MODES: tuple[ToolMode, ...] = ("native", "json_schema")
 
 
 class OpenAICompatProvider:
-    """A model endpoint speaking the OpenAI Chat Completions wire format.
-
-    ``timeout`` is in seconds, for the connection and then for each next piece of the answer;
-    ``max_retries``, ``max_retry_wait`` and ``retry_backoff`` are described in ``providers/retry``.
-    ``key_env`` names the variable the key came from, for the message of a 401."""
+    """A model endpoint speaking the OpenAI Chat Completions wire format, at ``endpoint`` (an
+    ``Endpoint``, or its fields as keywords: ``api_key``, ``base_url``, ``timeout``, ...)."""
 
     wire: Wire = "openai"
 
@@ -80,24 +73,18 @@ class OpenAICompatProvider:
         self,
         *,
         model: str,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        name: str = "openai",
+        endpoint: Endpoint | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
-        retry_backoff: float = 0.5,
-        key_env: str | None = None,
-        http_client: httpx2.Client | None = None,
         context_window: int | None = None,
         pricing_provider_id: str | None = None,
         tool_mode: str = "native",
+        **fields: Unpack[EndpointFields],
     ) -> None:
         # Typed ``str``: the mode usually comes from configuration, and an unknown one is the user's to fix.
         if tool_mode not in TOOL_MODES:
             raise ConfigError(f"tool_mode {tool_mode!r} is not supported; use one of: {', '.join(TOOL_MODES)}")
-        self.name = name
+        self.endpoint = Endpoint.of(endpoint, **fields)
+        self.name = name = self.endpoint.name or "openai"
         self.model = model
         self.max_tokens = max_tokens
         """Output cap used when the prompt does not set its own."""
@@ -113,13 +100,13 @@ class OpenAICompatProvider:
             tool_choice_keeps_prefix=json_mode,
             free_count=not json_mode and counts_offline(model),
         )
-        self.key_env = key_env
-        self._timeout = check_timeout(timeout)
-        self._policy = RetryPolicy(max_retries=max_retries, base_delay=retry_backoff, max_retry_wait=max_retry_wait)
-        self._errors = OpenAIErrors(name, self._timeout, key_env)
-        self._client = make_client(
-            name, api_key=api_key, base_url=base_url, key_env=key_env, timeout=self._timeout, http_client=http_client
-        )
+        self.key_env = key_env = self.endpoint.key_env
+        self._timeout = check_timeout(self.endpoint.timeout)
+        self._policy = self.endpoint.retry_policy()
+        try:
+            self._client = openai.OpenAI(**self.endpoint.sdk_options("OPENAI_API_KEY"))
+        except openai.OpenAIError as exc:  # no key given and none in the environment
+            raise ConfigError(f"{name}: no API key: pass api_key or set {key_env or 'OPENAI_API_KEY'}") from exc
         self.url = display_url(str(self._client.base_url).rstrip("/") + "/chat/completions")
         """Where the calls go, as error messages show it."""
 
@@ -130,7 +117,7 @@ class OpenAICompatProvider:
     def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
         if self.tool_mode == "json_schema":
             return [json_tools.render_message(message, names)]
-        rendered = _render_message(message)
+        rendered = chat_messages(message)
         return [as_parts(m) for m in rendered] if self._profile.cache.mode == "explicit" else rendered
 
     def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
@@ -226,51 +213,43 @@ class OpenAICompatProvider:
                 return open_stream(raw.http_response, self._check)
 
     def _check(self, event: str | None, payload: object) -> None:
-        self._errors.check(event, payload)
+        """Raise the error an answer or a stream chunk carries (``{"error": ...}``), if any."""
+        error = payload_error(self.name, event, payload, status=200, key_env=self.key_env)
+        if error is not None:
+            raise error
 
     def _boundary(self) -> AbstractContextManager[None]:
-        return self._errors.boundary()
+        """The SDK's and ``httpx2``'s exceptions, during the call or while a stream is read, as ours."""
+        sdk = (openai.APIStatusError, openai.APIConnectionError, openai.OpenAIError)
+        return sdk_boundary(self.name, self._timeout, sdk, self._status_error)
+
+    def _status_error(self, exc: openai.APIStatusError) -> Exception:
+        body = exc.body  # the SDK has already unwrapped {"error": {...}}
+        detail = body.get("message") if isinstance(body, Mapping) else None
+        if not isinstance(detail, str):
+            detail = one_line(exc.response.text)[:200] if isinstance(body, str) else exc.message
+        label = next((x for x in (exc.type, exc.code) if isinstance(x, str) and x), "error")
+        field = refused_field(exc.status_code, body, detail)
+        kind = status_error_class(exc.status_code, f"{exc.code} {exc.type} {detail}")
+        kind = UnsupportedFieldError if field else kind
+        error = http_error(
+            self.name,
+            kind,
+            status=exc.status_code,
+            label=label,
+            detail=detail,
+            body=body,
+            headers=dict(exc.response.headers),
+            key_env=self.key_env,
+        )
+        if isinstance(error, UnsupportedFieldError) and field:
+            error.field = field
+        return error
 
     def count_tokens(self, prompt: Prompt) -> int | None:
         """tiktoken's o200k count of the body, offline, for the models it knows (``free_count``); else
         None (the engine estimates)."""
         return count_chat_body(self.render(prompt)) if self._profile.free_count else None
-
-
-def _render_message(message: Message) -> list[dict[str, Any]]:
-    """One of our messages as Chat Completions messages: tool results become ``tool`` messages."""
-    texts: list[str] = []
-    calls: list[dict[str, Any]] = []
-    results: list[dict[str, Any]] = []
-    for block in message.content:
-        match block:
-            case TextBlock(text=text):
-                texts.append(text)
-            case ToolUseBlock(id=id_, name=name, input=input_):
-                call = {"name": name, "arguments": json.dumps(dict(input_))}
-                calls.append({"id": id_, "type": "function", "function": call})
-            case ToolResultBlock(tool_use_id=tool_use_id, content=content, is_error=is_error):
-                if is_error and not content.startswith("ERROR: "):
-                    # The tool message has no error flag; the model must still see the failure.
-                    content = "ERROR: " + content
-                results.append({"role": "tool", "tool_call_id": tool_use_id, "content": content})
-            case ThinkingBlock() | RedactedThinkingBlock() | ReasoningBlock():
-                pass  # Chat Completions has no field for another wire's reasoning
-            case _:
-                assert_never(block)
-    text = "\n\n".join(texts)
-    if message.role == "user":
-        if calls:
-            raise ValueError("a user message cannot carry tool_use blocks")
-        return [*results, {"role": "user", "content": text}] if texts or not results else results
-    if results:
-        raise ValueError("an assistant message cannot carry tool_result blocks")
-    rendered: dict[str, Any] = {"role": "assistant", "content": text or None}
-    if calls:
-        rendered["tool_calls"] = calls
-    elif not text:
-        rendered["content"] = ""  # an assistant message needs content or tool_calls
-    return [rendered]
 
 
 def _json_tools_mode(body: Mapping[str, Any]) -> bool:

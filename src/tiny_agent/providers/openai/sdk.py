@@ -1,44 +1,19 @@
-"""The ``openai`` SDK's client and its exceptions as ours: shared by both OpenAI wires (Chat
-Completions and Responses), so the two map a 400, a 401 or a cut stream the same way."""
+"""The ``openai`` SDK's exceptions as ours, for the Responses wire (the mapping the Chat Completions
+adapter does in its ``_status_error``; the two could share this)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 
-import httpx2
 import openai
 
-from tiny_agent.errors import ConfigError, UnsupportedFieldError
+from tiny_agent.errors import UnsupportedFieldError
 from tiny_agent.providers.decode import sdk_boundary
-from tiny_agent.providers.http_errors import check_base_url, http_error, one_line, payload_error, status_error_class
+from tiny_agent.providers.http_errors import http_error, one_line, payload_error, status_error_class
 from tiny_agent.providers.openai.cache import refused_field
-from tiny_agent.redaction import register_secret
 
-__all__ = ["OpenAIErrors", "make_client"]
-
-
-def make_client(
-    name: str,
-    *,
-    api_key: str | None,
-    base_url: str | None,
-    key_env: str | None,
-    timeout: float,
-    http_client: httpx2.Client | None,
-) -> openai.OpenAI:
-    """The SDK's client, its own retries off (ours are in ``providers/retry``)."""
-    register_secret(api_key)
-    try:
-        return openai.OpenAI(
-            api_key=api_key,
-            base_url=check_base_url(base_url, key_env or "OPENAI_API_KEY") if base_url is not None else None,
-            max_retries=0,
-            timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
-            http_client=http_client,
-        )
-    except openai.OpenAIError as exc:  # no key given and none in the environment
-        raise ConfigError(f"{name}: no API key: pass api_key or set {key_env or 'OPENAI_API_KEY'}") from exc
+__all__ = ["OpenAIErrors"]
 
 
 class OpenAIErrors:

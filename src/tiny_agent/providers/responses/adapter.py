@@ -20,26 +20,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import closing
-from typing import Any
+from typing import Any, Unpack
 
-import httpx2
+import openai
 
+from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
 from tiny_agent.providers.decode import reading, whole_json
+from tiny_agent.providers.endpoint import Endpoint, EndpointFields
 from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.openai.cache import dropping_refused
-from tiny_agent.providers.openai.sdk import OpenAIErrors, make_client
+from tiny_agent.providers.openai.sdk import OpenAIErrors
 from tiny_agent.providers.profile import ProviderProfile, profile_for
 from tiny_agent.providers.responses import cache, items
 from tiny_agent.providers.responses.reply import Accumulator, process
-from tiny_agent.providers.retry import (
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_MAX_RETRY_WAIT,
-    DEFAULT_TIMEOUT,
-    Call,
-    RetryPolicy,
-    check_timeout,
-)
+from tiny_agent.providers.retry import Call, check_timeout
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, ProviderNote
 
@@ -60,23 +55,17 @@ class ResponsesProvider:
         self,
         *,
         model: str,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        name: str = "openai",
+        endpoint: Endpoint | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
-        retry_backoff: float = 0.5,
-        key_env: str | None = None,
-        http_client: httpx2.Client | None = None,
         context_window: int | None = None,
         pricing_provider_id: str | None = None,
         effort: str | None = None,
         stateful: bool = False,
         compact_threshold: int | None = None,
+        **fields: Unpack[EndpointFields],
     ) -> None:
-        self.name = name
+        self.endpoint = Endpoint.of(endpoint, **fields)
+        self.name = name = self.endpoint.name or "openai"
         self.model = model
         self.max_tokens = max_tokens
         self.effort = effort
@@ -85,13 +74,14 @@ class ResponsesProvider:
         self._profile = profile_for(
             name, "responses", model, pricing_id=pricing_provider_id, context_window=context_window
         )
-        self.key_env = key_env
-        self._timeout = check_timeout(timeout)
-        self._policy = RetryPolicy(max_retries=max_retries, base_delay=retry_backoff, max_retry_wait=max_retry_wait)
+        self.key_env = key_env = self.endpoint.key_env
+        self._timeout = check_timeout(self.endpoint.timeout)
+        self._policy = self.endpoint.retry_policy()
         self._errors = OpenAIErrors(name, self._timeout, key_env)
-        self._client = make_client(
-            name, api_key=api_key, base_url=base_url, key_env=key_env, timeout=self._timeout, http_client=http_client
-        )
+        try:
+            self._client = openai.OpenAI(**self.endpoint.sdk_options("OPENAI_API_KEY"))
+        except openai.OpenAIError as exc:  # no key given and none in the environment
+            raise ConfigError(f"{name}: no API key: pass api_key or set {key_env or 'OPENAI_API_KEY'}") from exc
         self.url = display_url(str(self._client.base_url).rstrip("/") + "/responses")
         self.dropped: dict[str, int] = {}
         """Reasoning items left out because another model wrote them, by that model."""

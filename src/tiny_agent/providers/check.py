@@ -1,39 +1,42 @@
-"""The rules a request must keep, on the neutral messages and on the exact wire body, checked as it is built.
+"""The rules every request keeps whatever its wire, checked as it is built, and the shape of a wire's check.
 
 Orphaned tool pairs are the most reported failure of agent runtimes (Claude Code, LangChain, the
 OpenAI Agents SDK, pydantic-ai): once an illegal history is stored, every later turn gets a 400.
 So every request is checked on the body that will be sent. The check is a fold over the request's
 messages, one neutral message at a time (``feed``), that can be taken back to any earlier message
 (``rewind``): a conversation only grows at its end, so each turn checks what was appended, not the
-whole window again. ``check_anthropic_body`` and ``check_openai_body`` run the same folds over a
-whole body (``lint``, tests).
+whole window again. Each wire's own check lives in its folder (``anthropic/check.py``,
+``openai/check.py``) and is reached through its wire object (``providers.wire``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS
 from tiny_agent.providers.prefix import MARK_KEYS
-from tiny_agent.providers.responses.check import ResponsesCheck
-from tiny_agent.types import Message, TextBlock, ToolResultBlock, message_from_dict
+from tiny_agent.types import Message, TextBlock, ToolResultBlock
 
-__all__ = [
-    "AnthropicCheck",
-    "MessageCheck",
-    "OpenAICheck",
-    "WireCheck",
-    "check_anthropic_body",
-    "check_messages",
-    "check_openai_body",
-    "count_marks",
-]
+__all__ = ["Fold", "Incremental", "MessageCheck", "WireCheck", "check_messages", "count_marks"]
+
+
+class WireCheck(Protocol):
+    """An incremental check of one wire's request: wire messages fed by the neutral message they render."""
+
+    def rewind(self, position: int) -> None:
+        """Forget every position from ``position`` on."""
+
+    def feed(self, position: int, wire: Sequence[Mapping[str, Any]]) -> None:
+        """The wire messages of the neutral message at ``position``."""
+
+    def finish(self, marks: int, max_marks: int) -> list[str]:
+        """The problems found, with the body's cache marks (``count_marks``) held to ``max_marks``."""
+        ...
 
 
 @dataclass(frozen=True)
-class _Fold:
+class Fold:
     pending: tuple[str, ...] = ()
     role: str | None = None
     count: int = 0
@@ -41,11 +44,11 @@ class _Fold:
 
 
 @dataclass
-class _Incremental:
+class Incremental:
     """Snapshots before each position, so a fold can be taken back to any of them."""
 
-    fold: _Fold = field(default_factory=_Fold)
-    before: list[_Fold] = field(default_factory=list)
+    fold: Fold = field(default_factory=Fold)
+    before: list[Fold] = field(default_factory=list)
     problems: list[tuple[int, str]] = field(default_factory=list)
     seen: dict[str, int] = field(default_factory=dict)
     """tool_use ids by the position that introduced them (duplicates across the window are refused)."""
@@ -68,7 +71,7 @@ class _Incremental:
         self.problems.append((position, problem))
 
 
-class MessageCheck(_Incremental):
+class MessageCheck(Incremental):
     """The neutral rules: the first and last message from the user, roles alternating, every tool_use
     answered in the next message (results first), no result without its call, no duplicate ids."""
 
@@ -94,7 +97,7 @@ class MessageCheck(_Incremental):
                 self.report(position, f"messages[{i}]: duplicate tool_use ids {sorted(dup)}")
             for x in ids:
                 self.seen.setdefault(x, position)
-            self.fold = _Fold(tuple(ids), "assistant", i + 1)
+            self.fold = Fold(tuple(ids), "assistant", i + 1)
             return
         answered = [b.tool_use_id for b in message.tool_results]
         orphans = [x for x in answered if x not in fold.pending]
@@ -106,7 +109,7 @@ class MessageCheck(_Incremental):
         first_other = next((k for k, b in enumerate(message.content) if not isinstance(b, ToolResultBlock)), None)
         if first_other is not None and any(isinstance(b, ToolResultBlock) for b in message.content[first_other:]):
             self.report(position, f"messages[{i}]: tool_result blocks must come first")
-        self.fold = _Fold((), "user", i + 1)
+        self.fold = Fold((), "user", i + 1)
 
     def finish(self) -> list[str]:
         problems = [p for _, p in self.problems]
@@ -121,90 +124,16 @@ class MessageCheck(_Incremental):
         return problems
 
 
-class AnthropicCheck:
-    """Messages API rules on the exact body: each wire message read back, then the neutral rules."""
-
-    def __init__(self) -> None:
-        self.messages = MessageCheck()
-
-    def rewind(self, position: int) -> None:
-        self.messages.rewind(position)
-
-    def feed(self, position: int, wire: Sequence[Mapping[str, Any]]) -> None:
-        for item in wire:  # one wire message per neutral message on this wire
-            try:
-                message = message_from_dict(item)
-            except (KeyError, TypeError, ValueError) as exc:
-                self.messages.start(position)
-                self.messages.report(position, f"malformed message: {exc}")
-                continue
-            self.messages.feed(position, message)
-
-    def finish(self, marks: int, max_marks: int) -> list[str]:
-        """The problems found, with the body's ``cache_control`` markers counted (``count_marks``)."""
-        problems = self.messages.finish()
-        if marks > max_marks:
-            problems.append(f"{marks} cache_control markers; at most {max_marks} are allowed")
-        return problems
-
-
-class OpenAICheck(_Incremental):
-    """Chat Completions rules: system messages first, tool messages answer the assistant message right
-    before them, roles alternate, the last message is a user or tool message."""
-
-    def feed(self, position: int, wire: Sequence[Mapping[str, Any]]) -> None:
-        self.start(position)
-        for message in wire:
-            self._one(position, message)
-
-    def _one(self, position: int, msg: Mapping[str, Any]) -> None:
-        fold = self.fold
-        role = msg.get("role")
-        i = fold.count
-        if role == "system":
-            self.report(position, "system messages must come before the conversation")
-            return
-        if role == "tool":
-            call_id = msg.get("tool_call_id")
-            if call_id not in fold.pending:
-                self.report(position, f"tool message {i} ({call_id}) does not answer the preceding tool_calls")
-                self.fold = _Fold(fold.pending, role, i + 1)
-            else:
-                self.fold = _Fold(tuple(x for x in fold.pending if x != call_id), role, i + 1)
-            return
-        if fold.pending:
-            self.report(position, f"tool_call_ids without a response before message {i}: {list(fold.pending)}")
-        if role == fold.role and role in ("user", "assistant"):
-            self.report(position, f"message {i} repeats the role {role!r}")
-        pending: tuple[str, ...] = ()
-        if role == "assistant":
-            pending = tuple(c["id"] for c in msg.get("tool_calls") or [])
-        elif role != "user":
-            self.report(position, f"message {i} has an unknown role {role!r}")
-        self.fold = _Fold(pending, str(role), i + 1)
-
-    def finish(self, marks: int = 0, max_marks: int = 0) -> list[str]:
-        problems = [p for _, p in self.problems]
-        if not self.fold.count:
-            return [*problems, "no messages"]
-        if self.fold.role not in ("user", "tool"):
-            problems.append("the last message must be a user or tool message")
-        if self.fold.pending:
-            problems.append(f"tool_call_ids without a response at the end: {list(self.fold.pending)}")
-        return problems
-
-
-WireCheck = AnthropicCheck | OpenAICheck | ResponsesCheck
-
-
 def count_marks(body: Mapping[str, Any]) -> int:
     """Cache markers anywhere in a body's tools, system and messages: Anthropic's ``cache_control``,
     OpenAI's ``prompt_cache_breakpoint`` (GPT-5.6+, on content parts)."""
     system = body.get("system")
     marks = sum(1 for b in system if _marked(b)) if isinstance(system, list) else 0
     marks += sum(1 for t in body.get("tools") or [] if _marked(t))
-    for m in body.get("messages") or []:
+    for m in [*(body.get("messages") or []), *(body.get("input") or [])]:  # input: the Responses API's items
         content = m.get("content") if isinstance(m, Mapping) else None
+        if isinstance(m, Mapping) and m.get("type") == "function_call_output":
+            content = m.get("output")
         if isinstance(content, list):
             marks += sum(1 for b in content if _marked(b))
     return marks
@@ -219,22 +148,4 @@ def check_messages(messages: Sequence[Message]) -> list[str]:
     check = MessageCheck()
     for position, message in enumerate(messages):
         check.feed(position, message)
-    return check.finish()
-
-
-def check_anthropic_body(body: Mapping[str, Any], max_marks: int = MAX_BREAKPOINTS) -> list[str]:
-    """Rules of the Anthropic Messages API on a whole body."""
-    check = AnthropicCheck()
-    for position, message in enumerate(body.get("messages") or []):
-        check.feed(position, [message])
-    return check.finish(count_marks(body), max_marks)
-
-
-def check_openai_body(body: Mapping[str, Any]) -> list[str]:
-    """Rules of OpenAI Chat Completions on a whole body (leading system messages allowed)."""
-    messages = list(body.get("messages") or [])
-    first = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
-    check = OpenAICheck()
-    for position, message in enumerate(messages[first:]):
-        check.feed(position, [message])
     return check.finish()
