@@ -61,7 +61,7 @@ def record(
     """Run ``requests`` one after another in a new stored session on ``route``; returns its id.
     ``pin_before``: add a pin before that request (a change of the pins layer)."""
     provider = resolve_provider(wire, model=MODELS[wire], base_url=fake.url(route, wire), env=ENV)  # type: ignore[arg-type]
-    toolbox = Toolbox(Workspace(root).tools())
+    toolbox = Toolbox(Workspace(root, code_tools=False).tools())  # the figures were measured on these three
     session = Session.start(
         store,
         workspace=str(root),

@@ -92,9 +92,9 @@ def test_a_summary_that_calls_a_tool_is_asked_again_then_falls_back() -> None:
 
 
 def test_a_window_too_big_to_send_whole_is_summarised_from_the_transcript() -> None:
-    provider = ScriptedProvider([*reads(8), Message.assistant("prose")], context_window=8_000)
-    ctx = grown(provider, 8, ContextConfig(compact_at=0.99, summary_max_tokens=400))
-    assert ctx.context_tokens() + 400 > 8_000
+    ctx = grown(ScriptedProvider(reads(8), context_window=100_000), 8, ContextConfig(summary_max_tokens=400))
+    provider = ScriptedProvider([Message.assistant("prose")], context_window=12_500)  # the model switched
+    assert ctx.context_tokens() + 400 > 12_500, "the window cannot be sent whole; its transcript can"
     ctx.compact(provider=provider, keep_turns=1)
     assert SUMMARY_INSTRUCTIONS in json.dumps(provider.requests[-1]["messages"])
 

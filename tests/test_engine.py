@@ -150,10 +150,10 @@ def test_ledger_totals_keep_unknown_as_none() -> None:
 
 
 def test_maybe_compact_fires_past_the_threshold_only() -> None:
-    ctx = conversation(8, ContextConfig(summary_max_tokens=64, policy="fraction"))
+    ctx = conversation(8, ContextConfig(summary_max_tokens=64, policy="fraction", compact_at=0.6))
     provider = ScriptedProvider([Message.assistant("summary")], context_window=100_000)
-    assert ctx.maybe_compact(provider) is None, "far below 80% of 100k"
-    small = ScriptedProvider([Message.assistant("summary")], context_window=1_000)
+    assert ctx.maybe_compact(provider) is None, "far below 60% of 100k"
+    small = ScriptedProvider([Message.assistant("summary")], context_window=1_300)  # the summary request fits
     compaction = ctx.maybe_compact(small)
     assert compaction is not None
     assert ctx.context_tokens() < compaction.tokens_before  # type: ignore[operator]
@@ -168,8 +168,8 @@ def test_maybe_compact_skips_a_summary_that_would_not_save_anything() -> None:
 
 
 def test_a_failed_summary_is_not_retried_until_the_context_grows() -> None:
-    ctx = conversation(8, ContextConfig(summary_max_tokens=64))
-    provider = ScriptedProvider([RuntimeError("down"), Message.assistant("summary")], context_window=1_000)
+    ctx = conversation(8, ContextConfig(summary_max_tokens=64, compact_at=0.5))
+    provider = ScriptedProvider([RuntimeError("down"), Message.assistant("summary")], context_window=1_700)
     with pytest.raises(CompactionError):
         ctx.maybe_compact(provider)
     assert ctx.maybe_compact(provider) is None and len(provider.requests) == 1, "no retry at the same size"

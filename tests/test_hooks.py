@@ -115,7 +115,7 @@ def test_hooks_see_each_event_as_json_on_stdin(cli: Cli, tmp_path: Path) -> None
     starts = events(seen, "SessionStart")
     assert [s["source"] for s in starts] == ["startup", "resume"]
     assert starts[0]["session_id"] == cli.session() and starts[0]["cwd"] == str(cli.workspace)
-    assert starts[0]["tools"] == ["read_file", "write_file", "list_dir"]
+    assert starts[0]["tools"] == ["read_file", "write_file", "list_dir", "edit_file", "search"]
     before, after = events(seen, "PreToolUse")[0], events(seen, "PostToolUse")[0]
     assert before["tool_name"] == "list_dir" and before["tool_input"] == {"path": "."}
     assert after["tool_use_id"] == before["tool_use_id"] and after["tool_response"]["is_error"] is False

@@ -16,6 +16,7 @@ RANK = {
     "types": 0,
     "errors": 0,
     "redaction": 0,
+    "text": 0,
     "_moved": 0,
     "providers": 1,
     "guide": 1,

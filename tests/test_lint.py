@@ -36,7 +36,7 @@ def test_a_clean_request_has_no_findings(name: str) -> None:
         ("below-minimum.json", "below-minimum", "warning", "messages[0].content[0]"),
         ("no-breakpoint.json", "no-breakpoint", "warning", "$"),
         ("tools-reordered.jsonl", "tools-reordered", "warning", "tools"),
-        ("system-changed.jsonl", "system-changed", "warning", "system"),
+        ("system-changed.jsonl", "system-changed", "warning", "system[0]"),
     ],
 )
 def test_each_hazard_is_found(name: str, rule: str, severity: str, path: str) -> None:
@@ -69,7 +69,7 @@ def test_added_tools_are_a_change_not_a_reorder() -> None:
     second = copy.deepcopy(first)
     second["tools"] = [*second["tools"], {"name": "run_tests", "description": "Run the tests.", "input_schema": {}}]
     (finding,) = lint_bodies([first, second])
-    assert finding.rule == "tools-changed" and "run_tests" in finding.message
+    assert finding.rule == "tool-added" and "run_tests" in finding.message
 
 
 def test_the_system_change_names_the_character_and_both_sides() -> None:

@@ -70,7 +70,7 @@ def test_a_server_is_listed_called_and_its_results_are_in_the_window_and_the_sto
     bodies = [bill.body for bill in fake.bills("r")]
     names = [t["name"] for t in bodies[0]["tools"]]
     # The workspace's tools first, then the server's sorted; its read_file clashes and is prefixed.
-    workspace = ["read_file", "write_file", "list_dir"]
+    workspace = ["read_file", "write_file", "list_dir", "edit_file", "search"]
     server = ["die", "document", "echo", "fail", "hang", "kit__read_file", "picture", "secret", "whoami"]
     assert names == [*workspace, *server]
     results = [b for m in bodies[-1]["messages"] for b in m["content"] if b.get("type") == "tool_result"]

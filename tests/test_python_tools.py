@@ -96,7 +96,7 @@ def test_a_numpy_docstring_describes_the_parameters_too() -> None:
 
 def test_calls_are_validated_converted_and_their_errors_go_to_the_model(tmp_path: Path) -> None:
     toolbox = Toolbox([*Workspace(tmp_path).tools(), forecast, add])
-    assert toolbox.names == ("read_file", "write_file", "list_dir", "forecast", "slow_sum")
+    assert toolbox.names == ("read_file", "write_file", "list_dir", "edit_file", "search", "forecast", "slow_sum")
     assert call(toolbox, "forecast", place={"city": "Lyon"}, day="2026-12-04") == (
         False,
         '{"city":"Lyon","day":"2026-12-04","weekday":"Friday","unit":"C","hours":24}',
@@ -144,7 +144,14 @@ def test_a_run_offers_python_tools_beside_the_workspaces(tmp_path: Path) -> None
             sid = run.session.id if run.session else ""
         assert result.answer == "Mild."
         sent = fake.bills("r")[-1].body
-        assert [t["name"] for t in sent["tools"]] == ["read_file", "write_file", "list_dir", "forecast"]
+        assert [t["name"] for t in sent["tools"]] == [
+            "read_file",
+            "write_file",
+            "list_dir",
+            "edit_file",
+            "search",
+            "forecast",
+        ]
         results = [b for m in sent["messages"] for b in m["content"] if b.get("type") == "tool_result"]
         assert "Friday" in str(results[0]["content"])
         stored = [e.body for e in store.entries(sid) if e.kind == "tool_result"]

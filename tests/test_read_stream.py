@@ -19,12 +19,27 @@ def reference(data: bytes, name: str, start_line: int, max_lines: int | None, ma
     """The whole-file read_file, kept as the specification of every answer and message."""
     if b"\0" in data[:8192]:
         raise ToolFailure(f"{name} looks like a binary file ({len(data)} bytes); read_file only reads text")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ToolFailure(f"{name} is not valid UTF-8 text (bad byte at offset {exc.start})") from None
+    encoding = "utf-8"
+    for encoding in ("utf-8", "cp1252", "latin-1"):  # a file that is not UTF-8 is read as Windows-1252
+        try:
+            text = data.decode(encoding)
+            break
+        except UnicodeDecodeError:
+            continue
     if not text:
         return "[empty file]"
+    if encoding != "utf-8":
+        return note_of(
+            _answer(text, name, start_line, max_lines, max_chars), f"[{name} is not UTF-8: read as {encoding}]"
+        )
+    return _answer(text, name, start_line, max_lines, max_chars)
+
+
+def note_of(shown: str, text: str) -> str:
+    return f"{shown}{'' if shown.endswith(chr(10)) else chr(10)}{text}"
+
+
+def _answer(text: str, name: str, start_line: int, max_lines: int | None, max_chars: int) -> str:
     parts = text.split("\n")
     lines = [line + "\n" for line in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
     if start_line > len(lines):

@@ -225,7 +225,9 @@ def test_a_window_override_on_resume_is_not_the_models_window(tmp_path: Path) ->
             ctx.maybe_clear(p)
             ctx.maybe_compact(p)
             turns(ctx, p, 1, start=i)
-        ctx.configure(context_window=4000)  # as `--resume ID --context-window 4000` records it
+        # As `--resume ID --context-window 12000 --compact-at 0.4` records it: past the threshold, and
+        # still room for the request and its 4,096-token reply (the size guard sends nothing larger).
+        ctx.configure(context_window=12_000, compact_at=0.4)
         ctx.complete(p)
         session.close()
         result = replay(store.entries(session.id))

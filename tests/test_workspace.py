@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -227,10 +229,24 @@ def test_binary_file(ws: Workspace, root: Path) -> None:
 
 
 def test_non_utf8_file(ws: Workspace, root: Path) -> None:
-    (root / "latin1.txt").write_bytes("café\n".encode("latin-1"))
-    with pytest.raises(ToolFailure) as exc:
-        ws.read_file("latin1.txt")
-    assert str(exc.value) == "latin1.txt is not valid UTF-8 text (bad byte at offset 3)"
+    """Latin-1 (and Windows-1252) text reads, with a note saying how; UTF-16 by its byte-order mark."""
+    (root / "latin1.txt").write_bytes("café crème\n".encode("latin-1"))
+    assert ws.read_file("latin1.txt") == "café crème\n[latin1.txt is not UTF-8: read as cp1252]"
+    (root / "wide.txt").write_bytes("naïve\n".encode("utf-16"))
+    assert ws.read_file("wide.txt") == "naïve\n[wide.txt is not UTF-8: read as utf-16]"
+    (root / "bom.txt").write_bytes(b"\xef\xbb\xbfplain\n")
+    assert ws.read_file("bom.txt") == "plain\n"
+
+
+def test_a_file_name_that_is_not_utf8(ws: Workspace, root: Path) -> None:
+    """list_dir shows its bytes escaped, and read_file takes the escaped name back."""
+    (root / "sub").mkdir()
+    with open(os.fsencode(root) + b"/sub/bad\xffname.txt", "wb") as out:
+        out.write(b"inside\n")
+    listing = ws.list_dir("sub")
+    assert listing.startswith("bad\\xffname.txt  7 bytes  (name not UTF-8")
+    assert ws.read_file("sub/bad\\xffname.txt") == "inside\n"
+    assert "\\xff" not in json.dumps(ws.grammar("read_file") or {}), "no grammar offers a name it cannot spell"
 
 
 def test_missing_file(ws: Workspace) -> None:
@@ -370,10 +386,11 @@ def test_list_dir_is_cut(root: Path) -> None:
 
 def test_tool_schemas_are_strict(ws: Workspace) -> None:
     tools = ws.tools()
-    assert [t.name for t in tools] == ["read_file", "write_file", "list_dir"]
+    assert [t.name for t in tools] == ["read_file", "write_file", "list_dir", "edit_file", "search"]
     for tool in tools:
         assert tool.input_schema["type"] == "object"
         assert tool.input_schema["additionalProperties"] is False
+    for tool in tools[:3]:
         assert "relative to the workspace" in tool.description
     assert tools[0].input_schema["required"] == ["path"]
     assert tools[1].input_schema["required"] == ["path", "content"]

@@ -22,6 +22,7 @@ The package's rooms (imports only go down; see docs/ARCHITECTURE.md):
 - ``redaction``: secrets never shown: the process-wide list of secret values and the function that hides them.
 - ``store``: where sessions are kept: SQLite on one host, PostgreSQL for several.
 - ``testing``: fakes for tests and examples: a scripted provider, a billing fake on loopback.
+- ``text``: bytes that may not be UTF-8 made into text by one small rule (stdin, argv, files, names).
 - ``tools``: tool sources: the workspace's file tools, Python functions, MCP servers, hooks.
 - ``types``: plain value types shared by every layer: content blocks, messages, usage, tools, prompts.
 - ``whatif``: replay: what another policy would have cost, from a stored log, sending nothing.

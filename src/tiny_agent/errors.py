@@ -54,6 +54,7 @@ __all__ = [
     "ProviderResponseError",
     "ProviderTimeout",
     "RateLimitError",
+    "RequestTooLarge",
     "ServerError",
     "SessionConflict",
     "SessionNotFound",
@@ -149,6 +150,11 @@ class IllegalRequestError(TinyAgentError):
     def __init__(self, violations: list[str]) -> None:
         super().__init__("illegal request: " + "; ".join(violations))
         self.violations = violations
+
+
+class RequestTooLarge(ConfigError):
+    """A request would not fit in the model's context window with room for the reply, so it was not
+    sent (``context.size_guard``); the message says what to do."""
 
 
 class CompactionError(TinyAgentError):

@@ -30,6 +30,7 @@ from tiny_agent.types import (
     Message,
     Prompt,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
@@ -204,13 +205,17 @@ def test_a_tool_call_round_trips() -> None:
     assert server.body() == body
     assert response.stop_reason == "tool_use"
     assert response.model == "claude-haiku-4-5-20251001"
-    assert response.message == Message(
+    assert response.message == Message(  # the thinking is kept, to go back byte-exact
         "assistant",
-        (TextBlock("Reading it."), ToolUseBlock("toolu_01A09q90qw90lq917835lq9", "read_file", {"path": "a"})),
+        (
+            ThinkingBlock("The user wants the README.", "EqQBCgIYAh"),
+            TextBlock("Reading it."),
+            ToolUseBlock("toolu_01A09q90qw90lq917835lq9", "read_file", {"path": "a"}),
+        ),
     )
     follow_up = p.render(Prompt(("s",), TOOLS, (*conversation()[:1], response.message)))
-    # What the model said goes back verbatim next turn (thinking aside).
-    assert follow_up["messages"][1]["content"] == content[1:]
+    # What the model said goes back verbatim next turn, its thinking included.
+    assert follow_up["messages"][1]["content"] == content
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from openai.types.responses.response_create_params import ResponseCreateParamsNo
 from tests.providers.sdk_wire import _closed_adapter, _drain
 from tests.providers.test_openai_cache_render import conversation
 from tiny_agent.providers.registry import resolve_provider
+from tiny_agent.providers.thinking import parse_thinking
 from tiny_agent.types import Message, ReasoningBlock, TextBlock, ToolResultBlock, ToolUseBlock
 
 ADAPTER = _closed_adapter(ResponseCreateParamsNonStreaming)
@@ -29,9 +30,12 @@ def test_each_family_renders_a_body_the_sdk_accepts(model: str) -> None:
     ctx.add_assistant(Message("assistant", (reasoning, TextBlock("Reading.", phase="commentary"),
                                             ToolUseBlock("call_9", "read_file", {"path": "a.txt"}))))  # fmt: skip
     ctx.add_tool_results([ToolResultBlock("call_9", "text of a")])
-    provider = resolve_provider("openai", api="responses", model=model, env=ENV, effort="low")
+    provider = resolve_provider(
+        "openai", api="responses", model=model, env=ENV, thinking=parse_thinking(None, None, "low")
+    )
     body = ctx.render(provider)
     validate(body)
     explicit = model == "gpt-5.6"
     assert ("prompt_cache_options" in body) is explicit
     assert ("reasoning" in body) is (model != "gpt-4o")
+    assert body.get("reasoning", {"effort": "low"}) == {"effort": "low"}

@@ -8,6 +8,8 @@ to a budget: that is refused up front rather than discovered after the money is 
 
 from __future__ import annotations
 
+import math
+
 from tiny_agent.agent.control import BudgetSpent
 from tiny_agent.context.engine import Context
 from tiny_agent.errors import ConfigError
@@ -48,6 +50,12 @@ class Budget:
         output = max(outputs) if outputs else DEFAULT_OUTPUT
         write = tokens - cached if self.profile.cache.writes_billed else 0
         return self.profile.price(Usage(tokens, output, cached, write)) or 0.0
+
+    def suggested(self, context: Context) -> float:
+        """A budget the next call fits in (it stops at ``STOP_SHARE`` spent), and at least twice this one:
+        the hint after a budget stop, rounded up to the cent."""
+        needed = (self.spent(context) + self.next_call(context)) / STOP_SHARE
+        return math.ceil(max(needed, 2 * self.usd) * 100) / 100
 
     def check(self, context: Context) -> None:
         """Raise ``BudgetSpent`` (saying where the budget stands) when the next call must not be made."""

@@ -11,7 +11,17 @@ from typing import Literal
 
 from tiny_agent.errors import TinyAgentError
 
-__all__ = ["BudgetSpent", "CutTwice", "Illegal", "ModelCallFailed", "Repeating", "StepLimit", "StopReason", "StopRun"]
+__all__ = [
+    "BudgetSpent",
+    "CutTwice",
+    "Illegal",
+    "ModelCallFailed",
+    "Repeating",
+    "StepLimit",
+    "StopReason",
+    "StopRun",
+    "TooLarge",
+]
 
 StopReason = Literal[
     "done",
@@ -24,6 +34,7 @@ StopReason = Literal[
     "empty",
     "budget",
     "interrupted",
+    "too_large",
 ]
 
 
@@ -66,3 +77,9 @@ class Illegal(StopRun):
     """A request broke the wire's rules and the repair could not fix it."""
 
     stop = "illegal_request"
+
+
+class TooLarge(StopRun):
+    """The next request would not fit in the window with its reply; it was not sent (``context.size_guard``)."""
+
+    stop = "too_large"

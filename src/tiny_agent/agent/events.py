@@ -33,6 +33,9 @@ class TurnEvent:
     call: CallRecord
     context_tokens: int
     stop_reason: str
+    thinking: str = ""
+    """The reply's reasoning as text (thinking, reasoning_content; "[redacted thinking]" for opaque
+    blocks): chat shows it dimmed."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ class RunResult:
             "empty": f"stopped at step {self.steps}: the model returned an empty reply",
             "budget": f"stopped before step {self.steps}: the budget is spent",
             "interrupted": f"interrupted at step {self.steps}",
+            "too_large": f"stopped before step {max(self.steps, 1)}",
         }
         line = messages.get(self.stop) or f"stopped by {self.stop.replace('_', ' ')} at step {self.steps}: {self.error}"
         return f"{line} ({self.detail})" if self.detail else line

@@ -14,7 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tiny_agent.agent.budget import Budget
-from tiny_agent.agent.control import CutTwice, Illegal, ModelCallFailed, Repeating, StepLimit, StopReason, StopRun
+from tiny_agent.agent.control import (
+    CutTwice,
+    Illegal,
+    ModelCallFailed,
+    Repeating,
+    StepLimit,
+    StopReason,
+    StopRun,
+    TooLarge,
+)
 from tiny_agent.agent.events import (
     CallEvent,
     ClearEvent,
@@ -26,10 +35,18 @@ from tiny_agent.agent.events import (
     TurnEvent,
     call_events,
 )
+from tiny_agent.agent.thinking_text import reasoning_text
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.context.entries import RunStop
 from tiny_agent.context.tokens import CallRecord
-from tiny_agent.errors import CompactionError, ConfigError, IllegalRequestError, ProviderError, TinyAgentError
+from tiny_agent.errors import (
+    CompactionError,
+    ConfigError,
+    IllegalRequestError,
+    ProviderError,
+    RequestTooLarge,
+    TinyAgentError,
+)
 from tiny_agent.providers.base import Provider
 from tiny_agent.tools.toolbox import Toolbox
 from tiny_agent.types import ModelResponse, ProviderEvent, ToolResultBlock, ToolUseBlock
@@ -129,6 +146,10 @@ class Agent:
         """
         result = RunResult("step_limit", "", 0)
         try:
+            try:
+                self.context.check_task(self.provider, task)  # an over-size task never joins the log
+            except RequestTooLarge as exc:
+                raise TooLarge(str(exc), error=exc) from exc
             self.context.add_user(task)
             self._loop(result)
         except StopRun as stop:
@@ -155,7 +176,8 @@ class Agent:
                 self.budget.check(self.context)
             response = self._complete()
             tokens = self.context.context_tokens()
-            self._emit(result, TurnEvent(step, self.context.ledger.calls[-1], tokens, response.stop_reason))
+            thought = reasoning_text(response.message)
+            self._emit(result, TurnEvent(step, self.context.ledger.calls[-1], tokens, response.stop_reason, thought))
             calls = response.message.tool_uses
             if calls and response.stop_reason == "max_tokens":
                 # A call cut at the output limit has incomplete arguments: running it could write half a file.
@@ -191,6 +213,8 @@ class Agent:
             raise ModelCallFailed(error=exc) from exc
         except IllegalRequestError as exc:
             raise Illegal(error=exc) from exc
+        except RequestTooLarge as exc:
+            raise TooLarge(str(exc), error=exc) from exc
 
     def _record_stop(self, result: RunResult) -> None:
         with contextlib.suppress(TinyAgentError):  # the store failed: the run's own error says so

@@ -1,27 +1,39 @@
 """The parts of a run, each made from its settings: the provider, the workspace, the system prompt,
-the context thresholds, and what a session records of them."""
+the context thresholds, the shell tool, the checks of the window's room, and what a session records
+of them (and a session left empty, removed)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, compose_system, looks_volatile
 from tiny_agent.context.config import ContextConfig
+from tiny_agent.context.engine import Context
 from tiny_agent.context.session import Session
+from tiny_agent.context.size_guard import reply_tokens
+from tiny_agent.errors import ConfigError, TinyAgentError
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import resolve_provider
+from tiny_agent.providers.thinking import parse_thinking
+from tiny_agent.store.base import Store
+from tiny_agent.tools.shell import shell_mode, shell_tool
+from tiny_agent.tools.toolbox import Tool, ToolFailure
 from tiny_agent.tools.toolset import Toolset
 from tiny_agent.tools.workspace import Workspace
 
 __all__ = [
     "CACHE_NOTE",
+    "check_room",
     "context_config",
+    "drop_if_empty",
     "provider_of",
     "remembered_settings",
+    "shell_tools",
     "size_tool_output",
     "system_prompt",
     "workspace_of",
@@ -41,11 +53,63 @@ def remembered_settings(settings: RunSettings, profile: ProviderProfile) -> RunS
     )
 
 
-def size_tool_output(settings: RunSettings, workspace: Workspace, toolset: Toolset, window: int) -> None:
-    if settings.max_output_chars is None:
-        # One tool result may take about a quarter of a small window (~3 characters a token).
-        workspace.max_output_chars = min(workspace.max_output_chars, window * 3 // 4)
+def size_tool_output(
+    settings: RunSettings, workspace: Workspace, toolset: Toolset, window: int, notes: list[str]
+) -> None:
+    # One tool result may take about a quarter of the window (~3 characters a token), whatever was asked.
+    share = window * 3 // 4
+    asked = settings.max_output_chars
+    if asked is not None and asked > share:
+        notes.append(f"tool results are cut at {share:,} characters, a quarter of the window, not {asked:,}")
+    workspace.max_output_chars = min(workspace.max_output_chars, share)
     toolset.toolbox.max_output_chars = workspace.max_output_chars  # MCP servers' and Python tools' results too
+
+
+def check_room(context: Context, provider: Provider, settings: RunSettings) -> None:
+    """The output cap and the compaction threshold against the window, before the first call."""
+    window = context.context_window(provider)
+    reply = reply_tokens(provider.render(context.prompt()))
+    if not reply < window:
+        given = "" if settings.max_tokens is not None else " (the default)"
+        raise ConfigError(
+            f"--max-tokens {reply:,}{given} leaves no room for a request in the {window:,}-token window; "
+            "lower it, or raise --context-window if the model's window is larger"
+        )
+    at = context.config.compact_at
+    if at > window:
+        raise ConfigError(
+            f"--compact-at {at:,.0f} is past the {window:,}-token window, so compaction would never start; "
+            "give a fraction of the window like 0.8, or a smaller token count"
+        )
+
+
+def shell_tools(
+    settings: RunSettings,
+    workspace: Workspace,
+    approve: Callable[[str], bool] | None,
+    report: Callable[[str], None] | None,
+) -> list[Tool]:
+    """The shell tool when the settings turn it on (``tools.shell``)."""
+    try:
+        mode = shell_mode(settings.allow_shell)
+    except ToolFailure as exc:
+        raise ConfigError(str(exc)) from None
+    if mode == "off":
+        return []
+    return [
+        shell_tool(workspace.root, mode=mode, approve=approve, announce=report, max_chars=workspace.max_output_chars)
+    ]
+
+
+def drop_if_empty(store: Store, session: Session, opened: list[bool]) -> None:
+    """A session this run created that holds nothing is removed: the run failed to open, or a run
+    stopped before its first model call without taking a message (a task too large to send).
+    ``sessions list`` shows no empty sessions; one opened and closed unused is kept."""
+    context = session.context
+    stopped = any(e.kind == "stop" for e in context.entries)
+    if not context.messages and not context.ledger.calls and (not opened or stopped):
+        with contextlib.suppress(TinyAgentError):
+            store.delete(session.id)
 
 
 def provider_of(settings: RunSettings, options: dict[str, Any], env: Mapping[str, str]) -> Provider:
@@ -56,10 +120,10 @@ def provider_of(settings: RunSettings, options: dict[str, Any], env: Mapping[str
         kwargs["cache_ttl"] = settings.cache_ttl
     if settings.api is not None:
         kwargs["api"] = settings.api
-    if settings.effort is not None:
-        kwargs["effort"] = settings.effort
     if settings.server_compact_at is not None:
         kwargs["compact_threshold"] = settings.server_compact_at
+    if settings.thinking is not None or settings.thinking_display is not None or settings.effort is not None:
+        kwargs["thinking"] = parse_thinking(settings.thinking, settings.thinking_display, settings.effort)
     return resolve_provider(settings.provider, model=settings.model, base_url=settings.base_url, env=env, **kwargs)
 
 
@@ -71,6 +135,7 @@ def workspace_of(settings: RunSettings) -> Workspace:
         allow_read=settings.allow_read,
         default_protect=settings.default_protect is not False,
         max_output_chars=settings.max_output_chars or DEFAULT_MAX_OUTPUT_CHARS,
+        code_tools=settings.code_tools is not False,
     )
 
 

@@ -126,6 +126,7 @@ class _Assembly:
         self.hints: list[str] = []
         self.session: Session | None = None
         self.resumed = False
+        self.opened: list[bool] = []
 
     def build(self) -> Run:
         spec = self.spec
@@ -136,17 +137,18 @@ class _Assembly:
         engine = parts.context_config(dict(spec.config), self.session)
         min_cacheable_tokens(settings.model or "", "anthropic")  # TINY_AGENT_CACHE_MIN_TOKENS, before a server starts
         provider = parts.provider_of(settings, dict(spec.provider_options), spec.env)  # a missing key: found here
-        toolset = self.tools(workspace, provider)
+        toolset = self.tools(workspace, provider, settings)
         settings = parts.remembered_settings(settings, provider.profile)
         context = self.context(toolset, text, engine, settings)
-        parts.size_tool_output(settings, workspace, toolset, context.context_window(provider))
+        parts.check_room(context, provider, settings)
+        parts.size_tool_output(settings, workspace, toolset, context.context_window(provider), self.notes)
         agent = Agent(
             provider, toolset.toolbox, config=spec.agent, context=context, pins=list(spec.pins), on_event=spec.on_event
         )
         spans = self.telemetry(agent)
         warm = self.keepalive(agent, provider)
         self.start_hooks(toolset, provider)
-        return Run(
+        run = Run(
             agent=agent,
             provider=provider,
             workspace=workspace,
@@ -159,6 +161,8 @@ class _Assembly:
             toolset=toolset,
             keepalive=warm,
         )
+        self.opened.append(True)  # from here on, only a run that stops before its first call drops the session
+        return run
 
     def settings(self) -> RunSettings:
         """The session to go on with, if any, and the settings: the given ones over the session's."""
@@ -175,6 +179,11 @@ class _Assembly:
             self.resumed = self.session.info.head >= 0
         stored = RunSettings.of(self.session.context.run_settings) if self.session is not None else RunSettings()
         settings = given.over(stored)
+        keys = ("thinking", "thinking_display", "effort")
+        if self.resumed and any(getattr(given, k) not in (None, getattr(stored, k)) for k in keys):
+            self.notes.append(
+                "the thinking settings differ from the session's: message cache breakpoints will be rewritten"
+            )
         if given.workspace is not None or settings.workspace is None:
             settings = replace(settings, workspace=here)
         return settings
@@ -194,10 +203,10 @@ class _Assembly:
             text = text or DEFAULT_SYSTEM
         return text, settings
 
-    def tools(self, workspace: Workspace, provider: Provider) -> Toolset:
+    def tools(self, workspace: Workspace, provider: Provider, settings: RunSettings) -> Toolset:
         """Every tool in one toolbox, the MCP servers started; then the provider's own resource."""
         spec = self.spec
-        builtin = workspace.tools()
+        builtin = [*workspace.tools(), *parts.shell_tools(settings, workspace, spec.approve, spec.report)]
         cwd = str(workspace.root)
         toolset = Toolset.open(self.stack, builtin, spec.tools, spec.mcp, spec.hooks, cwd=cwd, report=spec.report)
         if isinstance(provider, contextlib.AbstractContextManager):
@@ -223,6 +232,7 @@ class _Assembly:
             session = Session.start(
                 store, workspace=settings.workspace, tools=specs, system=system, config=engine, settings=given
             )
+            self.stack.callback(parts.drop_if_empty, store, session, self.opened)  # after the close below
             self.stack.callback(session.close)
             self.session, context = session, session.context
             toolset.record(context, resumed=False)

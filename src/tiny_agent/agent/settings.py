@@ -55,8 +55,6 @@ class RunSettings:
     """Anthropic's cache lifetime (``cache_rules.TTLS``); None: ``cache_rules.DEFAULT_TTL``."""
     api: str | None = None
     """OpenAI's API: "responses" or "chat"; None: responses for OpenAI's reasoning models at OpenAI."""
-    effort: str | None = None
-    """A reasoning model's effort (``reasoning.effort`` on the Responses API); None: the model's default."""
     server_compact_at: int | None = None
     """The Responses API compacts the context on the server past this many input tokens
     (``context_management`` compaction); None: only tiny-agent's own compaction."""
@@ -70,8 +68,19 @@ class RunSettings:
     """False lifts the default write protection (.git/ hooks and config, ...)."""
     max_output_chars: int | None = None
     """Tool output beyond this is cut; None: ``DEFAULT_MAX_OUTPUT_CHARS``, less for a small window."""
+    code_tools: bool | None = None
+    """False offers only read_file, write_file and list_dir (no edit_file, no search); None: all five."""
+    allow_shell: str | None = None
+    """The shell tool: "off" (None: off), "ask" (each command approved on the terminal), "yes" (run
+    without asking); see ``tools.shell``. Remembered, so a resumed session keeps its tools."""
     appended_system: str | None = None
     """What the last ``--append-system`` added to the system prompt (a resume replaces it, not piles up)."""
+    thinking: str | None = None
+    """``off``, ``adaptive`` or a budget of tokens (>= 1024); None: the model's default."""
+    thinking_display: str | None = None
+    """``summarized`` or ``omitted`` (Claude)."""
+    effort: str | None = None
+    """``low``, ``medium``, ``high`` or ``max``, where the model has it."""
 
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> RunSettings:

@@ -71,7 +71,9 @@ class RunSpec:
     hooks: Sequence[Hook] = ()
     """Commands run at the run's events."""
     report: Callable[[str], None] | None = None
-    """Gets a line for each hook that fails (default: a logged warning)."""
+    """Gets a line for each hook that fails (default: a logged warning), and each shell command before it runs."""
+    approve: Callable[[str], bool] | None = None
+    """Asks the user about a shell command (``allow_shell="ask"``); None: nobody can, the command is refused."""
 
     @classmethod
     def of(cls, **values: Any) -> RunSpec:

@@ -9,10 +9,13 @@
 - ``options``: the flags ``run`` and ``chat`` share, with parsers that say exactly what to fix.
 - ``output``: writing a command's output to a file the user named (atomically) or to stdout.
 - ``printer``: everything the CLI prints: streamed text on stdout, one line per event on stderr, totals.
+- ``record``: ``tiny-agent record -- CMD``: another program's model calls stored as a session.
 - ``replay``: ``tiny-agent replay ID``: what a stored session would have cost under another policy.
 - ``runtime``: the flags of ``run`` and ``chat`` turned into one ``Run.open`` call.
 - ``sessions``: ``tiny-agent sessions list|show|export|import|fork|rm``.
 - ``stats``: ``tiny-agent stats``: what stored sessions cost, what the cache read, which layers moved.
+- ``task_input``: the task of ``run``: its words, what is piped in, or both, in whatever encoding.
+- ``view``: ``tiny-agent view [ID]``: a stored session in the browser, served on 127.0.0.1 until Ctrl-C.
 """
 
 from tiny_agent.cli.app import main

@@ -9,9 +9,7 @@ A user's mistake is one line that says what to fix (exit 2), never a traceback.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import stat
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -24,7 +22,9 @@ from tiny_agent.agent.loop import RunResult
 from tiny_agent.cli.options import agent_options
 from tiny_agent.cli.printer import Printer
 from tiny_agent.cli.runtime import Runtime, open_runtime
+from tiny_agent.cli.task_input import piped_task, stdin_is_terminal
 from tiny_agent.errors import ConfigError, StoreError, TinyAgentError
+from tiny_agent.text import from_os
 
 __all__ = ["EXIT_CODES", "app", "main"]
 
@@ -39,6 +39,7 @@ EXIT_CODES = {
     "refused": 6,
     "empty": 6,
     "interrupted": 130,
+    "too_large": 2,
 }
 
 EPILOG = """\b
@@ -60,6 +61,7 @@ Exit codes:
   0 done · 1 provider or protocol failure · 2 usage or configuration error (bad flag, key,
   store) · 3 step limit, or the model repeating a failing call · 4 reply cut at the output
   limit · 5 budget spent · 6 no answer (empty reply or refusal) · 130 interrupted
+  (a request too large for the window is never sent: 2)
 """
 
 
@@ -129,9 +131,9 @@ app: click.Group = click.group(
 def run_command(ctx: click.Context, /, task: tuple[str, ...], **opts: Any) -> int:
     """Run TASK in the workspace until the model answers. TASK "-" (or none, with input piped in)
     reads the task from stdin; with both, the piped text is added below the task as context."""
-    text = _task(task)
+    text = piped_task(task)
     if text is None:
-        if _stdin_is_terminal() and not opts["as_json"]:
+        if stdin_is_terminal() and not opts["as_json"]:
             from tiny_agent.cli.chat import chat_loop
 
             return chat_loop(ctx, opts)
@@ -153,7 +155,8 @@ def run_command(ctx: click.Context, /, task: tuple[str, ...], **opts: Any) -> in
 
 def _printer(opts: dict[str, Any]) -> Printer:
     stream = not opts["no_stream"] and not opts["as_json"] and sys.stdout.isatty()
-    return Printer(quiet=opts["quiet"] or opts["as_json"], verbose=opts["verbose"], stream=stream)
+    quiet = opts["quiet"] or opts["as_json"]
+    return Printer(quiet=quiet, verbose=opts["verbose"], stream=stream, show_thinking=bool(opts.get("show_thinking")))
 
 
 def _header(printer: Printer, runtime: Runtime) -> None:
@@ -171,6 +174,7 @@ def _header(printer: Printer, runtime: Runtime) -> None:
 def _finish(printer: Printer, runtime: Runtime, result: RunResult, opts: dict[str, Any]) -> int:
     ledger = runtime.context.ledger
     code = EXIT_CODES[result.stop]
+    kept = runtime.session if runtime.session is not None and runtime.context.messages else None  # else removed
     if result.stop == "interrupted" and _TERMINATED:
         code = 128 + signal.SIGTERM
     if isinstance(result.error, ConfigError):
@@ -184,13 +188,15 @@ def _finish(printer: Printer, runtime: Runtime, result: RunResult, opts: dict[st
             "message": result.message,
             "exit_code": code,
             "steps": result.steps,
-            "session": runtime.session.id if runtime.session else None,
+            "session": kept.id if kept else None,
             "tokens": {
                 "input": total.input_tokens,
                 "output": total.output_tokens,
                 "cache_read": total.cache_read_tokens,
                 "cache_write": total.cache_write_tokens,
+                "reasoning": total.reasoning_tokens,
             },
+            "thinking": printer.thoughts,
             "cost_usd": ledger.total_cost_usd,
             "calls": len(ledger.calls),
         }
@@ -199,46 +205,14 @@ def _finish(printer: Printer, runtime: Runtime, result: RunResult, opts: dict[st
         printer.answer(result.answer)
     if result.stop != "done":
         printer.line(f"tiny-agent: {result.message}")
-    if runtime.session is not None and not opts["as_json"]:
-        sid = runtime.session.id[:12]
+    if kept is not None and not opts["as_json"]:
+        sid = kept.id[:12]
         if result.stop == "budget" and runtime.agent.budget is not None:
-            more = f"{runtime.agent.budget.usd * 2:.2f}"
+            more = f"{runtime.agent.budget.suggested(runtime.context):.2f}"  # what the next call needs
             printer.line(f'resume with a higher budget: tiny-agent --resume {sid} --budget-usd {more} "continue"')
         else:
             printer.info(f'session {sid} · continue with: tiny-agent --resume {sid} "..."')
     return code
-
-
-def _task(words: tuple[str, ...]) -> str | None:
-    """The task from the arguments, stdin, or both; None when there is none at all."""
-    task = " ".join(words).strip() if words else None
-    piped = _piped_stdin()
-    if task == "-":
-        return sys.stdin.read() if piped else ""
-    if piped:
-        extra = sys.stdin.read()
-        if task is None:
-            return extra
-        if extra.strip():
-            return f"{task}\n\n<stdin>\n{extra.rstrip()}\n</stdin>"
-    return task
-
-
-def _piped_stdin() -> bool:
-    """True for a pipe or a redirected file; never for a terminal, /dev/null or a closed stdin,
-    so a script that starts tiny-agent without input does not hang waiting for it."""
-    try:
-        mode = os.fstat(sys.stdin.fileno()).st_mode
-    except (AttributeError, OSError, ValueError):
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
-
-
-def _stdin_is_terminal() -> bool:
-    try:
-        return sys.stdin.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 class _Terminated(KeyboardInterrupt):
@@ -255,7 +229,7 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The console entry point; returns the exit code."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = [from_os(word) for word in (sys.argv[1:] if argv is None else argv)]  # a word that is not UTF-8
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
@@ -264,29 +238,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(done.exit_code)
     except click.UsageError as exc:
         hint = f" (see: {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
-        print(f"tiny-agent: {exc.format_message()}{hint}", file=sys.stderr)
-        return 2
+        return _failed(args, f"{exc.format_message()}{hint}", 2)
     except click.ClickException as exc:
-        print(f"tiny-agent: {exc.format_message()}", file=sys.stderr)
-        return exc.exit_code
+        return _failed(args, exc.format_message(), exc.exit_code)
     except _Terminated:
-        print("tiny-agent: terminated", file=sys.stderr)
-        return 128 + signal.SIGTERM
+        return _failed(args, "terminated", 128 + signal.SIGTERM)
     except (KeyboardInterrupt, click.exceptions.Abort):
-        print("tiny-agent: interrupted", file=sys.stderr)
-        return 130
+        return _failed(args, "interrupted", 130)
     except TinyAgentError as exc:
         from tiny_agent.redaction import redact
 
-        print(f"tiny-agent: {redact(str(exc))}", file=sys.stderr)
-        return 2 if isinstance(exc, ConfigError | StoreError) else 1
+        return _failed(args, redact(str(exc)), 2 if isinstance(exc, ConfigError | StoreError) else 1)
     finally:
         signal.signal(signal.SIGTERM, previous)
     return int(result or 0)
 
 
+def _failed(args: Sequence[str], line: str, code: int) -> int:
+    """The one line on stderr; with ``run --json``, the result object on stdout too (a script reads
+    one object whatever happened)."""
+    print(f"tiny-agent: {line}", file=sys.stderr)
+    words = list(args[: args.index("--")] if "--" in args else args)
+    other = any(word in app.commands and word != "run" for word in words)  # sessions show --json: its own
+    if "--json" in words and not other:
+        payload = {"answer": "", "stop": "error", "message": line, "exit_code": code, "steps": 0, "session": None}
+        print(json.dumps({**payload, "cost_usd": None, "calls": 0}, ensure_ascii=False))
+    return code
+
+
 def _register_commands() -> None:
-    from tiny_agent.cli import chat, config, lint, local, replay, sessions, stats
+    from tiny_agent.cli import chat, config, lint, local, record, replay, sessions, stats, view
 
     app.add_command(chat.chat_command)
     app.add_command(config.config_group)
@@ -295,6 +276,8 @@ def _register_commands() -> None:
     app.add_command(stats.stats_command)
     app.add_command(local.local_group)
     app.add_command(lint.lint_command)
+    app.add_command(view.view_command)
+    app.add_command(record.record_command)
 
 
 _register_commands()

@@ -26,6 +26,7 @@ from tiny_agent.context.session import Session
 from tiny_agent.errors import CompactionError, ConfigError, TinyAgentError
 from tiny_agent.observe.call_lines import format_cost, format_event
 from tiny_agent.observe.inspect import inspect_context
+from tiny_agent.text import decode
 
 __all__ = ["COMMANDS", "chat_command", "chat_loop"]
 
@@ -53,7 +54,7 @@ def chat_command(ctx: click.Context, /, **opts: Any) -> int:
 
 def chat_loop(click_ctx: click.Context, opts: dict[str, Any]) -> int:
     stream = not opts["no_stream"] and sys.stdout.isatty()
-    printer = Printer(verbose=opts["verbose"], stream=stream)
+    printer = Printer(verbose=opts["verbose"], stream=stream, show_thinking=bool(opts.get("show_thinking")))
     try:
         runtime = open_runtime(click_ctx, opts, printer, keepalive="auto")
     except BaseException:
@@ -254,7 +255,8 @@ def _reader() -> Callable[[], str]:
     if not sys.stdin.isatty():
 
         def plain() -> str:
-            line = sys.stdin.readline()
+            raw = getattr(sys.stdin, "buffer", None)
+            line = str(decode(raw.readline())) if raw is not None else sys.stdin.readline()
             if not line:
                 raise EOFError
             return line.rstrip("\n")

@@ -51,7 +51,7 @@ from tiny_agent.tools.mcp.tools import DEFAULT_MCP_TIMEOUT, McpServer
 __all__ = ["CONFIG_KEYS", "CONFIG_NAME", "FileConfig", "config_paths", "load_config"]
 
 CONFIG_NAME = "tiny-agent.toml"
-SCALARS = ("provider", "model", "base_url", "api", "effort")
+SCALARS = ("provider", "model", "base_url", "api", "thinking", "thinking_display", "effort", "allow_shell")
 LISTS = ("pins", "protect", "allow_read")
 CONFIG_KEYS = (*SCALARS, *LISTS, "mcp", "hooks")
 SERVER_KEYS = ("command", "url", "env", "env_vars", "headers", "timeout")
@@ -194,8 +194,10 @@ def _checked(table: dict[str, Any], path: str) -> dict[str, Any]:
         where = f"{path}: {key}"
         if key not in CONFIG_KEYS:
             raise ConfigError(f"{where}: unknown key; the keys are: {', '.join(CONFIG_KEYS)}")
-        if key in SCALARS:
-            out[key] = _string(value, where)
+        if key == "allow_shell" and isinstance(value, bool):  # allow_shell = true: ask on the terminal
+            out[key] = "ask" if value else "off"
+        elif key in SCALARS:
+            out[key] = str(value) if key == "thinking" and isinstance(value, int) else _string(value, where)
         elif key in LISTS:
             out[key] = _strings(value, where)
         elif key == "mcp":

@@ -1,4 +1,4 @@
-"""``tiny-agent lint FILE.json``: the hazards of a request body, before anything is spent."""
+"""``tiny-agent lint FILE.json``: the hazards of request bodies and the cache breaks between them."""
 
 from __future__ import annotations
 
@@ -6,30 +6,38 @@ import json
 
 import click
 
+from tiny_agent.cli.options import existing_store, store_option
 from tiny_agent.errors import ConfigError
-from tiny_agent.observe.lint import is_clean, lint_files
+from tiny_agent.observe.lint import Finding, is_clean, lint_files, lint_session
 from tiny_agent.providers.wire import WIRES
+from tiny_agent.store import open_store
 
 __all__ = ["lint_command"]
 
 
 @click.command("lint")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--session", "session_id", metavar="ID", help="Lint a stored session's requests instead of files.")
 @click.option("--wire", type=click.Choice(list(WIRES)), help="Default: from each body's shape.")
 @click.option("--model", help="Model whose minimum cacheable length applies (default: the body's).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the findings and whether the bodies are clean.")
-def lint_command(files: tuple[str, ...], wire: str | None, model: str | None, as_json: bool) -> int:
-    """Check request bodies (JSON, a JSON list, or JSONL; several files are one sequence of requests):
-    illegal message order, volatile content (dates, times, ids) in the cached prefix, more than 4
-    breakpoints, a prefix below the model's minimum, tools that change order. Exit 0 only if clean."""
-    try:
-        findings = lint_files(files, wire, model)
-    except OSError as exc:
-        raise ConfigError(f"cannot read {exc.filename}: {exc.strerror}") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"not a JSON request body ({exc}); give a JSON or JSONL file") from exc
-    except (AttributeError, KeyError, TypeError) as exc:
-        raise ConfigError(f"not a request body of either wire format ({type(exc).__name__}: {exc})") from exc
+@store_option
+def lint_command(
+    files: tuple[str, ...],
+    session_id: str | None,
+    wire: str | None,
+    model: str | None,
+    as_json: bool,
+    store: str | None,
+) -> int:
+    """Check request bodies (JSON, a JSON list, JSONL, - for stdin, or a session export; several files
+    are one sequence of requests), or a stored session (--session ID): illegal message order, volatile
+    content in the cached prefix, breakpoints (too many, none, below the minimum, on a block that may
+    not carry one, past the lookback), and between consecutive bodies every cause of a cache miss with
+    its place (docs/lint.md lists the rules). Exit 0 only if clean, 1 if not."""
+    if bool(files) == bool(session_id):
+        raise click.UsageError("give request body files (or -), or --session ID: one of the two")
+    findings = _session(session_id, store, wire, model) if session_id else _files(files, wire, model)
     clean = is_clean(findings)
     if as_json:
         click.echo(json.dumps({"clean": clean, "findings": [f.to_dict() for f in findings]}, ensure_ascii=False))
@@ -38,3 +46,22 @@ def lint_command(files: tuple[str, ...], wire: str | None, model: str | None, as
             click.echo(str(finding))
         click.echo("clean" if clean else f"{sum(f.severity != 'info' for f in findings)} hazard(s)", err=True)
     return 0 if clean else 1
+
+
+def _files(files: tuple[str, ...], wire: str | None, model: str | None) -> list[Finding]:
+    try:
+        return lint_files(files, wire, model)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {exc.filename}: {exc.strerror}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"not a JSON request body ({exc}); give a JSON or JSONL file") from exc
+    except (AttributeError, KeyError, TypeError) as exc:
+        raise ConfigError(f"not a request body of either wire format ({type(exc).__name__}: {exc})") from exc
+
+
+def _session(session_id: str, store: str | None, wire: str | None, model: str | None) -> list[Finding]:
+    path = existing_store(store)
+    if path is None:
+        raise ConfigError("no sessions recorded yet: there is no session to lint")
+    with open_store(path) as opened:
+        return lint_session(opened, session_id, wire, model)

@@ -24,7 +24,7 @@ from tiny_agent.context.shrink.registry import POLICIES, policy_named, policy_na
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS, WRITE_MULTIPLIER
-from tiny_agent.providers.registry import APIS, EFFORTS, PROVIDER_NAMES
+from tiny_agent.providers.registry import APIS, PROVIDER_NAMES
 from tiny_agent.store.location import STORE_ENV, default_location, is_postgres
 from tiny_agent.tools.hooks import HOOK_EVENTS
 from tiny_agent.tools.mcp.tools import DEFAULT_MCP_TIMEOUT, HEADER_ENV
@@ -194,11 +194,6 @@ agent_options = _stack(
         "reasoning models at OpenAI, chat for other servers). See docs/responses.md.",
     ),
     click.option(
-        "--effort",
-        type=click.Choice(EFFORTS),
-        help="How hard a reasoning model thinks (the Responses API's reasoning.effort). Default: the model's.",
-    ),
-    click.option(
         "--server-compact-at",
         type=Positive(int),
         metavar="TOKENS",
@@ -210,6 +205,22 @@ agent_options = _stack(
         type=click.Choice(TTLS),
         help=f"Anthropic prompt-cache lifetime (default {DEFAULT_TTL}); 1h writes cost {WRITE_MULTIPLIER['1h']:g}x "
         f"instead of {WRITE_MULTIPLIER['5m']:g}x.",
+    ),
+    click.option(
+        "--thinking",
+        metavar="off|adaptive|N",
+        help="Extended thinking: off, adaptive, or a budget of N >= 1024 tokens (default: the model's own).",
+    ),
+    click.option(
+        "--thinking-display",
+        type=click.Choice(("summarized", "omitted")),
+        help="Claude's thinking text: summarized, or omitted (still signed, still billed).",
+    ),
+    click.option("--show-thinking", is_flag=True, help="Print the model's thinking whole (dimmed), not folded."),
+    click.option(
+        "--effort",
+        type=click.Choice(("low", "medium", "high", "max")),
+        help="Reasoning effort, where the model has it.",
     ),
     # workspace and rules
     click.option(
@@ -224,6 +235,17 @@ agent_options = _stack(
         metavar="GLOB",
         help="read_file may read these secret-looking files (repeatable).",
     ),
+    click.option(
+        "--allow-shell",
+        "allow_shell",
+        flag_value="ask",
+        help="Offer the shell tool: each command is shown, and run once you say yes on the terminal "
+        "(off by default; the session remembers it).",
+    ),
+    click.option(
+        "--allow-shell-yes", "allow_shell", flag_value="yes", help="Offer the shell tool and run commands unasked."
+    ),
+    click.option("--no-shell", "allow_shell", flag_value="off", help="Take the shell tool away again."),
     click.option(
         "--allow-write-defaults",
         "default_protect",

@@ -14,7 +14,8 @@ from typing import TextIO
 from rich.console import Console
 from rich.logging import RichHandler
 
-from tiny_agent.agent.loop import Event, ToolEvent
+from tiny_agent.agent.loop import Event, ToolEvent, TurnEvent
+from tiny_agent.agent.thinking_text import folded
 from tiny_agent.context.tokens import TokenLedger
 from tiny_agent.observe.call_lines import format_event, format_totals
 from tiny_agent.redaction import redact
@@ -50,9 +51,19 @@ class Printer:
     """Prints a run for a person (or, with ``quiet``, only its answer)."""
 
     def __init__(
-        self, *, quiet: bool = False, verbose: bool = False, stream: bool = False, out: TextIO | None = None
+        self,
+        *,
+        quiet: bool = False,
+        verbose: bool = False,
+        stream: bool = False,
+        out: TextIO | None = None,
+        show_thinking: bool = False,
     ) -> None:
         self.quiet = quiet
+        self.show_thinking = show_thinking
+        self.thoughts: list[str] = []
+        """Each turn's thinking, in order (``--json`` carries it)."""
+        """Print the model's thinking whole (dimmed); else folded to one line."""
         self.stream = stream
         """Whether answer text is printed as it arrives (then ``answer`` does not print it again)."""
         self.out = out or sys.stdout
@@ -98,6 +109,12 @@ class Printer:
             return
         if self.stream and isinstance(event, ToolEvent):
             self.streamed = ""  # text of a turn that went on to call tools is not the answer
+        if isinstance(event, TurnEvent) and event.thinking:
+            self.thoughts.append(event.thinking)
+        if isinstance(event, TurnEvent) and event.thinking and not self.quiet:
+            shown = event.thinking if self.show_thinking else folded(event.thinking)
+            self._close_stream_line()
+            self.err.print(f"  thinking: {redact(shown)}", style="dim", markup=False, highlight=False)
         self.info(format_event(event))
 
     def answer(self, text: str) -> None:

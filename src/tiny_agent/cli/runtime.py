@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
         mcp=_servers(files, opts),
         hooks=(*files.hooks(), *(Hook.parse(line) for line in opts.get("hook", ()))),
         report=lambda line: printer.line(f"tiny-agent: {line}"),
+        approve=_ask if _on_a_terminal() else None,
     )
     store = None if opts["no_session"] else open_store(opts["store"])
     try:
@@ -72,6 +74,18 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
     for hint in run.hints:
         printer.info(hint)
     return run
+
+
+def _on_a_terminal() -> bool:
+    try:
+        return sys.stdin.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _ask(command: str) -> bool:
+    """The user's yes for one shell command, on the terminal (the command was shown just before)."""
+    return click.confirm("tiny-agent: run this command?", default=False, err=True)
 
 
 def _servers(files: FileConfig, opts: dict[str, Any]) -> list[McpServer]:

@@ -13,6 +13,7 @@
 - ``log``: the append-only log of entries (in memory, or stored through a store).
 - ``render``: one render per model call: the body, its check, its size and its fingerprint in one pass.
 - ``session``: a ``Context`` whose entries live in a store, so it outlives the process.
+- ``size_guard``: no request that cannot fit in the window with its reply is ever sent.
 - ``shrink``: making the window smaller: compaction, clearing and the policies that decide when (a package).
 - ``state``: what the entries add up to: a pure fold, so a session is rebuilt exactly.
 - ``tokens``: token accounting: the context's size now and what every call so far has cost.

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from tiny_agent.context import size_guard
 from tiny_agent.context.cache import message_chain, shared_messages
 from tiny_agent.context.config import EMPTY_REPLY
 from tiny_agent.context.diagnosis import Before, diagnose
@@ -22,7 +23,7 @@ from tiny_agent.context.entries import CallDone, CallFailed, CallOpened, FieldRe
 from tiny_agent.context.legality import drop_empty_text
 from tiny_agent.context.render import Rendered
 from tiny_agent.context.state import State
-from tiny_agent.context.tokens import CallRecord
+from tiny_agent.context.tokens import CallRecord, TokenLedger
 from tiny_agent.providers.base import Provider
 from tiny_agent.types import Entry, ModelResponse, OnProviderEvent, Prompt, TextBlock
 
@@ -49,6 +50,9 @@ class Recorder(Protocol):
     @property
     def entries(self) -> Sequence[Entry]: ...
 
+    @property
+    def ledger(self) -> TokenLedger: ...
+
     def append(self, values: Sequence[TypedEntry]) -> list[Entry]: ...
 
     def legal(self, prompt: Prompt, provider: Provider) -> Rendered: ...
@@ -72,7 +76,7 @@ def call(
     state = engine.state
     profile = provider.profile
     prompt = on_the_wire(engine, prompt, provider)
-    rendered = engine.legal(prompt, provider)
+    rendered = _sendable(engine, prompt, provider)
     before = previous_request(engine)
     shared = shared_messages(before.fingerprint, rendered.chain, before.chain) if before else None
     opened = _opened(engine, provider, purpose, rendered, shared)
@@ -142,6 +146,14 @@ def _record_answer(engine: Recorder, seq: int, record: CallRecord, response: Mod
         engine.append([*refused, Response(content, seq), done])
     else:
         engine.append([*refused, done])
+
+
+def _sendable(engine: Recorder, prompt: Prompt, provider: Provider) -> Rendered:
+    """The legal render of ``prompt``, once the size guard found it fits (``RequestTooLarge`` if not)."""
+    rendered = engine.legal(prompt, provider)
+    window = engine.context_window(provider)
+    size_guard.check(provider, rendered, window=window, estimate=engine.ledger.estimate_chars(rendered.chars))
+    return rendered
 
 
 def on_the_wire(engine: Recorder, prompt: Prompt, provider: Provider) -> Prompt:

@@ -9,9 +9,21 @@ from typing import Any, Literal
 
 from tiny_agent.errors import ConfigError
 
-__all__ = ["CONFIG_KEYS", "DEFAULT_CONTEXT_WINDOW", "EMPTY_REPLY", "NOT_RUN", "ContextConfig"]
+__all__ = [
+    "CONFIG_KEYS",
+    "DEFAULT_CONTEXT_WINDOW",
+    "EMPTY_REPLY",
+    "MAX_CONTEXT_WINDOW",
+    "MIN_CONTEXT_WINDOW",
+    "NOT_RUN",
+    "ContextConfig",
+]
 
 DEFAULT_CONTEXT_WINDOW = 128_000
+MIN_CONTEXT_WINDOW = 1_024
+"""The smallest window a run is given (a system prompt, the tools and one turn need about this much)."""
+MAX_CONTEXT_WINDOW = 20_000_000
+"""The largest window accepted: twice the largest any model offers (10 million tokens)."""
 EMPTY_REPLY = "(the model returned an empty reply)"
 NOT_RUN = (
     "[interrupted: tiny-agent stopped before this call's result was recorded. It may not have run, or it may "
@@ -93,7 +105,19 @@ class ContextConfig:
         if unknown:
             known = ", ".join(sorted(CONFIG_KEYS))
             raise ConfigError(f"unknown context setting {', '.join(map(repr, unknown))}; the settings are: {known}")
-        return cls.of(settings)
+        config = cls.of(settings)
+        window = config.context_window
+        if window is not None and not MIN_CONTEXT_WINDOW <= window <= MAX_CONTEXT_WINDOW:
+            raise ConfigError(
+                f"context_window must be between {MIN_CONTEXT_WINDOW:,} and {MAX_CONTEXT_WINDOW:,} tokens, "
+                f"not {window:,}"
+            )
+        if config.compact_at > 1 and not MIN_CONTEXT_WINDOW / 2 <= config.compact_at <= MAX_CONTEXT_WINDOW:
+            raise ConfigError(
+                f"compact_at as a token count must be between {MIN_CONTEXT_WINDOW // 2:,} and "
+                f"{MAX_CONTEXT_WINDOW:,}, not {config.compact_at:,.0f}"
+            )
+        return config
 
 
 _KINDS: dict[str, tuple[type, ...]] = {

@@ -72,6 +72,9 @@ def diagnose(
         return "system prompt changed" + _text_change(before.prompt, prompt, 0)
     if "pins" not in layers:
         return "pinned constraints changed" + _text_change(before.prompt, prompt, -1)
+    thinking = (before.fingerprint.get("thinking", "default"), rendered.fingerprint.get("thinking", "default"))
+    if thinking[0] != thinking[1]:
+        return f"thinking settings changed: {thinking[0]} -> {thinking[1]} (message cache breakpoints are rewritten)"
     for kind in ("compaction", "clear"):
         if kind in before.changes:
             what = "a compaction replaced" if kind == "compaction" else "clearing old tool output changed"

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
-from tiny_agent.context import calling
+from tiny_agent.context import calling, size_guard
 from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.config import DEFAULT_CONTEXT_WINDOW, EMPTY_REPLY, NOT_RUN, ContextConfig
 from tiny_agent.context.conversation import Conversation
@@ -211,6 +211,21 @@ class Context(Conversation):
                 count, _, size = measured
                 return size + self.ledger.estimate(state.messages[count:])
         return self.ledger.estimate_prompt(prompt or self.prompt())
+
+    def check_task(self, provider: Provider, task: str) -> None:
+        """Raise ``RequestTooLarge`` when the next request with ``task`` added could not be sent
+        (``size_guard``), before it joins the log. Only a task that comes near the window is rendered."""
+        message = Message.user(task)
+        tokens = self.context_tokens() + self.ledger.estimate([message], remember=False)
+        window = self.context_window(provider)
+        if tokens * (1 + size_guard.ESTIMATE_MARGIN) <= window * size_guard.COUNT_FROM / 2:
+            return
+        prompt = self.prompt()
+        messages = (*prompt.messages, message)
+        prompt = dataclasses.replace(prompt, messages=messages, cache=plan_cache(messages))
+        rendered = self.legal(prompt, provider, sending=False)
+        estimate = self.ledger.estimate_chars(rendered.chars)
+        size_guard.check(provider, rendered, window=window, estimate=estimate, task=True)
 
     def needs_compaction(self, provider: Provider | None = None) -> bool:
         return self.context_tokens(provider) > self.threshold(provider)

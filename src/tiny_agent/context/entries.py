@@ -100,6 +100,8 @@ class CompactionMark:
     counted: bool = False
     """``tokens_after`` is the provider's own count of the new window (``ProviderProfile.free_count``),
     not an estimate: the size of the requests after it starts from there."""
+    strategy: str = ""
+    """How it kept the thinking rules: "fold" (kept turns folded into the summary), "drop_block", or ""."""
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,8 @@ def encode(value: TypedEntry) -> NewEntry:
                 body.update(manual=True, keep_turns=value.keep_turns, summarizer=value.summarizer)
             if value.counted:
                 body["counted"] = True
+            if value.strategy:
+                body["strategy"] = value.strategy
         case Clearing(stubs=stubs):
             body["stubs"] = dict(stubs)
         case Decision():
@@ -153,6 +155,7 @@ def _decode(kind: str, body: Mapping[str, Any]) -> list[TypedEntry]:
                     _int(body.get("keep_turns")),
                     str(body.get("summarizer") or "provider"),
                     bool(body.get("counted")),
+                    str(body.get("strategy") or ""),
                 )
             ]
         case "clear":

@@ -19,6 +19,7 @@ from tiny_agent.context.cache import chain_step, head_fingerprint
 from tiny_agent.context.tokens import Serialized, head_chars
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.check import WireCheck
+from tiny_agent.providers.thinking import thinking_key
 from tiny_agent.types import Message, Prompt, ToolSpec
 
 __all__ = ["Rendered", "Renderer"]
@@ -92,6 +93,8 @@ class Renderer:
         count = len(messages)
         chars = head.chars + (self._chars[-1] + count + 1 if count else 0)
         fingerprint = {**head.fingerprint, "messages": count, "chain": chain[-1] if chain else ""}
+        if provider.profile.thinking.mode != "default":  # the settings are rendered into the prompt
+            fingerprint["thinking"] = thinking_key(provider.profile.thinking)
         problems, marks = profile.finish_check(self._check, body)
         return Rendered(prompt, body, tuple(problems), chars, fingerprint, chain, marks)
 

@@ -159,7 +159,9 @@ class State:
 
     def _compacted(self, mark: CompactionMark) -> None:
         cut = bisect.bisect_left(self.starts, mark.cut)
-        self.compactions.append(Compaction(cut, mark.summary, mark.record, mark.tokens_before, mark.tokens_after))
+        self.compactions.append(
+            Compaction(cut, mark.summary, mark.record, mark.tokens_before, mark.tokens_after, mark.strategy)
+        )
         self._window_changed("compaction")
         if mark.counted and mark.tokens_after:
             self.measured = (len(self.messages), self.epoch, mark.tokens_after)

@@ -18,6 +18,7 @@ this turn's workspace grammar (``Prompt.tool_grammar``: existing files for ``rea
   only what was gathered for it (``quotes``: the whole result when the request asks to see a file,
   else the lines that hold its words), unless the request refers back ("and the host?").
 - A read that already succeeded for this request is not offered again; after two looks it answers.
+- edit_file, search and shell are not on offer (``options.UNGUIDED``).
 
 All of it is decoding-side: the prompt text, and so the server's cached prefix, is the same.
 """
@@ -29,14 +30,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tiny_agent.guide.options import MAX_QUOTE, MAX_QUOTES, WRITE_TOOLS, GuideOptions
+from tiny_agent.guide.options import MAX_QUOTE, MAX_QUOTES, UNGUIDED, WRITE_TOOLS, GuideOptions
 from tiny_agent.guide.path_rank import best_paths, rank
 from tiny_agent.guide.quotes import Result, answers, lines_holding, whole
 from tiny_agent.guide.request_kind import Request, read_request, subject
 from tiny_agent.guide.write_request import asks_for_a_write, content_in_request, named_paths, write_targets
 from tiny_agent.types import Message, Prompt, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
-__all__ = ["WRITE_TOOLS", "Guide", "GuideOptions", "asks_for_a_write", "guide", "named_paths"]
+__all__ = ["UNGUIDED", "WRITE_TOOLS", "Guide", "GuideOptions", "asks_for_a_write", "guide", "named_paths"]
 
 ALL_ON = GuideOptions()
 CHAT_WORDS = 12
@@ -60,7 +61,9 @@ class Guide:
 
 def guide(prompt: Prompt, options: GuideOptions = ALL_ON) -> Guide:
     """The allowed replies for ``prompt``, with the narrowings ``options`` turns on."""
-    schemas = {t.name: dict(prompt.tool_grammar.get(t.name, t.input_schema)) for t in prompt.tools}
+    schemas = {
+        t.name: dict(prompt.tool_grammar.get(t.name, t.input_schema)) for t in prompt.tools if t.name not in UNGUIDED
+    }
     request_at = _request_index(prompt.messages)
     text = _text(prompt.messages[request_at]) if request_at is not None else ""
     request = read_request(text)

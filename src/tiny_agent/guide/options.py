@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MAX_CALLS", "MAX_QUOTE", "MAX_QUOTES", "ROOT_WORDS", "WRITE_TOOLS", "GuideOptions"]
+__all__ = ["MAX_CALLS", "MAX_QUOTE", "MAX_QUOTES", "ROOT_WORDS", "UNGUIDED", "WRITE_TOOLS", "GuideOptions"]
 
 WRITE_TOOLS = frozenset({"write_file"})
 """Tools that change the workspace: offered only to a request that asks for a write."""
+UNGUIDED = frozenset({"edit_file", "search", "shell"})
+"""Tools the guide does not offer: they stay in the prompt, so the grammar and the cached prefix hold,
+but a 135M model that picks them where a read would do answers worse, and the benchmarks do not
+measure them yet."""
 ROOT_WORDS = frozenset({"workspace"})
 """Words that name the root folder ``.``: the system prompt calls it "the workspace"."""
 MAX_CALLS = 2

@@ -10,10 +10,13 @@ only context, providers, store and types. matplotlib is imported only by ``obser
 - ``history``: a stored session read back for a person: turns, tool runs, per-call lines, compactions.
 - ``inspect``: what the next request holds, layer by layer (the answer behind ``/context``).
 - ``lint``: what will cost money or fail in a request body, found before anything is spent.
+- ``lint_breaks``: how to fix each cause of a miss between two bodies (lint's rules between bodies).
 - ``plot``: pictures of a look back, drawn on matplotlib's Agg canvas.
+- ``record``: a recording proxy: another program's model calls stored as a session.
 - ``report``: the look back as lines for a person: totals, misses by cause, layers, a table per group.
 - ``stats``: ``stats``: what stored sessions cost, what the cache read, which prefix layers moved.
 - ``telemetry``: OpenTelemetry spans for a run, its model calls and its tool calls.
+- ``view``: ``tiny-agent view``: a session as a local web page (timeline, request beside request, what-ifs).
 """
 
 from tiny_agent.observe.figures import Figures, LayerFigures, MissCause

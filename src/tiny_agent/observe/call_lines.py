@@ -34,11 +34,12 @@ def _cost(value: float | None) -> str:
 
 
 def format_usage(usage: Usage) -> str:
-    """``in=5,520 (cache_read=4,600 cache_write=0) out=142``; ``in`` counts cached tokens too."""
+    """``in=5,520 (cache_read=4,600 cache_write=0) out=1,240 (thinking 1,100)``; ``in`` counts cached
+    tokens too, ``out`` the thinking too (billed as output)."""
+    thinking = f" (thinking {_n(usage.reasoning_tokens)})" if usage.reasoning_tokens else ""
     return (
         f"in={_n(usage.input_tokens)} (cache_read={_n(usage.cache_read_tokens)} "
-        f"cache_write={_n(usage.cache_write_tokens)}) out={_n(usage.output_tokens)}"
-        + (f" (reasoning={_n(usage.reasoning_tokens)})" if usage.reasoning_tokens else "")
+        f"cache_write={_n(usage.cache_write_tokens)}) out={_n(usage.output_tokens)}{thinking}"
     )
 
 
@@ -70,8 +71,9 @@ def format_event(event: Event) -> str:
             prices = [call.cost_usd for call in calls]
             total = None if None in prices else sum(p or 0.0 for p in prices)
             cost = f" · {len(calls)} summary call(s) {_cost(total)}" if calls else ""
+            how = {"fold": " (thinking: kept turns folded in)", "drop_block": " (thinking: drop_block)"}
             return (
-                f"[compacted · {c.compacted_messages} messages -> summary · "
+                f"[compacted · {c.compacted_messages} messages -> summary{how.get(c.strategy, '')} · "
                 f"context {_n(c.tokens_before)} -> {_n(c.tokens_after)} tokens{cost}]"
             )
         case ClearEvent(results=count, tokens_before=before, tokens_after=after):

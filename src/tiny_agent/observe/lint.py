@@ -1,42 +1,50 @@
 """``lint``: find what will cost money or fail in a request body before anything is spent.
 
-A cache miss never throws; it only shows up on the invoice. These checks read a request body (either
-wire, detected from its shape) and name each hazard with a rule id, a severity, a JSON path, a short
-excerpt and how to fix it:
+A miss never throws; it shows on the invoice. Each hazard gets a rule id, severity, path, excerpt, fix:
 
-- ``illegal-order`` (error): the provider would answer 400 (orphan tool results, roles, trailing
-  assistant turn), from ``context.legality``;
-- ``too-many-breakpoints`` / ``ttl-order`` (error): more than 4 ``cache_control`` markers, or a 1h
-  marker after a 5m one (Anthropic);
-- ``volatile-in-prefix``: a date, time, timestamp, UUID, long hex or random id, or Unix epoch inside
-  the cached prefix. A warning in tools and system, which are re-sent every turn; only ``info`` in
-  messages, where it is usually history written once (it only hurts when re-rendered each turn);
-- ``below-minimum`` (warning): the marked prefix is shorter than the model's minimum, so nothing is
-  cached; ``no-breakpoint`` (warning): an Anthropic body long enough to cache, with no marker;
-- across several bodies given in order (files, a JSON list or JSONL): ``tools-reordered``,
-  ``tools-changed`` and ``system-changed`` (warnings): the prefix of every later request is rewritten.
-  A single body cannot show an unstable tool order: nothing in one request says what the last one sent.
-
-A body is clean when it has no error or warning (``info`` findings are hints).
-Token counts use the billing simulator's estimator (``providers.prefix.block_tokens``).
+- in one body: ``illegal-order`` (a 400, from ``context.legality``), ``too-many-breakpoints``,
+  ``ttl-order``, ``breakpoint-on-uncacheable`` (errors); ``volatile-in-prefix`` (a date, time, id
+  in the cached prefix: a warning in tools and system, a hint in history), ``below-minimum``,
+  ``no-breakpoint`` (warnings);
+- between consecutive bodies (files, a JSON list, JSONL, stdin, a session): every cause the later
+  would not read what the earlier cached, with its place, from ``providers.cache_breaks`` (the one
+  finder the view uses too). docs/lint.md lists every rule with what it means.
+A body is clean with no error or warning (``info`` is a hint); tokens: ``prefix.block_tokens``.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from tiny_agent.observe.export import EXPORT_FORMAT, read_export
+from tiny_agent.observe.lint_breaks import fix_for
 from tiny_agent.providers.base import Wire
+from tiny_agent.providers.cache_breaks import prefix_breaks, unmarkable
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, min_cacheable_tokens
 from tiny_agent.providers.prefix import PrefixBlock, block_tokens, breakpoints, ttls_in_order
-from tiny_agent.providers.wire import WireFormat, wire_of
+from tiny_agent.providers.reasoning_check import RULES as REASONING_RULES
+from tiny_agent.providers.reasoning_check import reasoning_problems
+from tiny_agent.providers.wire import WireFormat, cache_rules, wire_of
 from tiny_agent.providers.wire import detect_wire as _detect
+from tiny_agent.store.base import Store
 
-__all__ = ["Finding", "Severity", "detect_wire", "is_clean", "lint_bodies", "lint_body", "lint_files", "load_bodies"]
+__all__ = [
+    "Finding",
+    "Severity",
+    "detect_wire",
+    "is_clean",
+    "lint_bodies",
+    "lint_body",
+    "lint_files",
+    "lint_session",
+    "load_bodies",
+]
 
 Severity = Literal["error", "warning", "info"]
 
@@ -110,6 +118,10 @@ def lint_body(body: Mapping[str, Any], wire: Wire | None = None, model: str | No
     # A wire whose marks are optional (OpenAI's) is not held to the breakpoint rules.
     marks = breakpoints(body, blocks) if fmt.marks_required else []
     findings.extend(_volatile(blocks, max((i for i, _ in marks), default=-1)))
+    fix = "move the cache_control to the nearest text, image, tool_use or tool_result block before it"
+    for block in unmarkable(blocks, fmt.name):
+        what = f"a cache breakpoint on a {block.data.get('type') or 'block'} block, which may not carry one"
+        findings.append(Finding("breakpoint-on-uncacheable", "error", block.path, what, "", fix))
     if fmt.marks_required:
         findings.extend(_breakpoints(blocks, marks, model, fmt))
     return findings
@@ -126,22 +138,44 @@ def lint_bodies(
     for i, body in enumerate(bodies):
         source = sources[i] if sources else None
         findings.extend(replace(f, request=i, source=source) for f in lint_body(body, wire, model))
-    for i in range(1, len(bodies)):
-        source = sources[i] if sources else None
-        findings.extend(replace(f, request=i, source=source) for f in _changes(bodies[i - 1], bodies[i]))
+    last: dict[str, Mapping[str, Any]] = {}
+    for i, body in enumerate(bodies):
+        source, own = sources[i] if sources else None, wire or detect_wire(body)
+        if own in last:  # each wire's bodies against that wire's previous one: the other is another cache
+            findings.extend(replace(f, request=i, source=source) for f in _changes(last[own], body, own, model))
+        last[own] = body
     return findings
 
 
 def load_bodies(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
-    """(source, body) pairs from a JSON file (one body or a list of them) or a JSONL file (one per line)."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".jsonl":
-        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-        return [(f"{path}:{n}", json.loads(line)) for n, line in lines]
-    data = json.loads(text)
-    items = data if isinstance(data, list) else [data]
-    return [(f"{path}[{i}]" if isinstance(data, list) else str(path), item) for i, item in enumerate(items)]
+    """(source, body) pairs of a JSON body or list, JSONL, ``-`` (stdin), or a session export."""
+    text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
+    path = Path("<stdin>" if str(path) == "-" else path)
+    if text.lstrip().startswith('{"format": "' + EXPORT_FORMAT):
+        from tiny_agent.observe.view.data import SessionView
+
+        info, entries = read_export(text.splitlines(), str(path))
+        return SessionView.of(info, entries).bodies()
+    if path.suffix != ".jsonl":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            if path.name != "<stdin>":
+                raise
+        else:
+            items = data if isinstance(data, list) else [data]
+            return [(f"{path}[{i}]" if isinstance(data, list) else str(path), item) for i, item in enumerate(items)]
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    return [(f"{path}:{n}", json.loads(line)) for n, line in lines]
+
+
+def lint_session(store: Store, session_id: str, wire: Wire | None = None, model: str | None = None) -> list[Finding]:
+    """Lint a stored session's requests, each re-rendered from its log as it was sent, in order."""
+    from tiny_agent.observe.view.data import SessionView
+
+    info = store.get(session_id)
+    pairs = SessionView.of(info, store.entries(info.id)).bodies()
+    return lint_bodies([b for _, b in pairs], wire, model, [s for s, _ in pairs])
 
 
 def lint_files(paths: Iterable[str | Path], wire: Wire | None = None, model: str | None = None) -> list[Finding]:
@@ -154,12 +188,21 @@ def _legality(body: Mapping[str, Any], wire: WireFormat) -> list[Finding]:
     # The marker count is reported by its own rule, with paths.
     problems = wire.check(body, None)
     offset = wire.conversation_start(body)
+    thinks = any("reasoning_content" in m for m in body.get("messages") or [] if isinstance(m, Mapping))
+    problems = problems + reasoning_problems(wire.name, body, thinks)
     out = []
     for problem in problems:
         found = re.search(r"messages\[(\d+)\]|message (\d+)", problem)
         path = "messages"
         if found:
             path = f"messages[{found.group(1)}]" if found.group(1) else f"messages[{int(found.group(2)) + offset}]"
+        rule = problem.split(":", 1)[0]
+        if rule == "thinking-cache-control":
+            continue  # breakpoint-on-uncacheable names the block itself
+        if rule in REASONING_RULES:  # a thinking rule, by its own id
+            fix = f"send the reasoning back exactly as received: {REASONING_RULES[rule]}"
+            out.append(Finding(rule, "error", path, problem.split(": ", 1)[1], "", fix))
+            continue
         fix = "repair the history: every tool call answered right after it, roles alternating, a user turn last"
         out.append(Finding("illegal-order", "error", path, problem, "", fix))
     return out
@@ -242,33 +285,13 @@ def _breakpoints(
     return out
 
 
-def _changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Finding]:
-    out = []
-    old = [t.get("name") or t.get("function", {}).get("name") for t in before.get("tools") or []]
-    new = [t.get("name") or t.get("function", {}).get("name") for t in after.get("tools") or []]
-    if old != new and sorted(map(str, old)) == sorted(map(str, new)):
-        fix = "register tools in one fixed order (the order is part of the cached prefix)"
-        out.append(Finding("tools-reordered", "warning", "tools", "same tools, other order", f"{old} -> {new}", fix))
-    elif set(old) != set(new):
-        added, removed = sorted(map(str, set(new) - set(old))), sorted(map(str, set(old) - set(new)))
-        message = f"tools added {added}, removed {removed}: the whole prefix is written again"
-        fix = "send the same tools every request; restrict them with tool_choice or allowed tools instead"
-        out.append(Finding("tools-changed", "warning", "tools", message, "", fix))
-    a, b = _system_text(before), _system_text(after)
-    if a != b:
-        at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-        excerpt = f"{a[max(0, at - 20) : at + 30]!r} -> {b[max(0, at - 20) : at + 30]!r}"
-        message = f"the system prompt changed at character {at}: the cache misses from there on"
-        fix = "keep the system prompt byte-identical between requests; put what changes in the newest message"
-        out.append(Finding("system-changed", "warning", "system", message, excerpt, fix))
-    return out
-
-
-def _system_text(body: Mapping[str, Any]) -> str:
-    system = body.get("system")
-    if isinstance(system, str):
-        return system
-    if isinstance(system, list):
-        return "\n".join(str(b.get("text", "")) for b in system)
-    parts = [m.get("content") for m in body.get("messages") or [] if m.get("role") in _SYSTEM_ROLES]
-    return "\n".join(p if isinstance(p, str) else json.dumps(p) for p in parts)
+def _changes(
+    before: Mapping[str, Any], after: Mapping[str, Any], wire: Wire | None, model: str | None
+) -> list[Finding]:
+    """Every cause the second body would not read what the first cached (``cache_breaks``)."""
+    wire = wire or detect_wire(after)
+    rules = cache_rules(model or str(after.get("model") or ""), wire)
+    return [
+        Finding(b.rule, "warning", b.path, b.message, b.excerpt, fix_for(b.rule))
+        for b in prefix_breaks(before, after, wire, rules)
+    ]

@@ -66,10 +66,13 @@ def format_figures(f: Figures) -> list[str]:
     width = max((len(c) for c in f.miss_causes), default=0)
     for cause, miss in f.miss_causes.items():
         lines.append(f"  {miss.count:>6,}  {cause:<{width}}  e.g. {_clip(miss.example, 140)}")
+    return lines + _layer_lines(f)
+
+
+def _layer_lines(f: Figures) -> list[str]:
+    """Which prefix layers changed from call to call, and where."""
     compared = max((layer.compared for layer in f.layers.values()), default=0)
-    lines.append(
-        f"layers     calls that saw each prefix layer change from the call before (of {_n(compared)} compared)"
-    )
+    lines = [f"layers     calls that saw each prefix layer change from the call before (of {_n(compared)} compared)"]
     for name in LAYERS:
         layer = f.layers.get(name)
         if layer is None:

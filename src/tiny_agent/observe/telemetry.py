@@ -184,6 +184,7 @@ def _usage(call: CallRecord) -> dict[str, int]:
         "gen_ai.usage.output_tokens": usage.output_tokens,
         "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens,
         "gen_ai.usage.cache_creation.input_tokens": usage.cache_write_tokens,
+        "gen_ai.usage.reasoning.output_tokens": usage.reasoning_tokens,  # of output_tokens, the thinking
     }
     return {k: v for k, v in fields.items() if v is not None}  # unreported stays absent, never 0
 

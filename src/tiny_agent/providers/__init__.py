@@ -6,6 +6,7 @@ in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
 - ``adapters``: an adapter for a wire, built from the wire's description (its SDK loaded only then).
 - ``anthropic``: the Anthropic Messages wire (a package).
 - ``base``: the ``Provider`` protocol: the seam between the context engine and a model API.
+- ``cache_breaks``: why a request would not read what the one before it cached: each cause, its rule and place.
 - ``cache_bill``: what a simulated request was billed (``SimCall``) and the prices that make it dollars.
 - ``cache_rules``: prompt-cache rules as data: minimums per model, lifetimes, multipliers, limits.
 - ``cache_sim``: a billing simulator of prompt caching, written from the providers' published rules.
@@ -23,4 +24,6 @@ in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
 - ``retry``: retries and time limits, in one place for every adapter.
 - ``streaming``: a streamed answer, from its first event to the ``ModelResponse``.
 - ``wire``: ``WireFormat`` and the registry of wires (``WIRES``, ``wire_of``, ``detect_wire``).
+- ``reasoning_check``: the reasoning rules of each wire, by wire.
+- ``thinking``: reasoning settings and what each model can do with them, declared (never probed).
 """

@@ -17,6 +17,8 @@ from typing import Any
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, CacheRules, Ttl
 from tiny_agent.providers.check import WireCheck, count_marks
 from tiny_agent.providers.pricing import TokenPrices, context_window_of, price_usd, token_prices
+from tiny_agent.providers.reasoning_check import reasoning_problems
+from tiny_agent.providers.thinking import NO_THINKING, OFF, Thinking, ThinkingCaps, is_on, thinking_caps
 from tiny_agent.providers.wire import WireFormat, rules_of, wire_of
 from tiny_agent.types import Usage, Wire
 
@@ -63,6 +65,15 @@ class ProviderProfile:
     model_is_display_name: bool = False
     """``model`` names the model for display only (the local model's .gguf stem, not its path): a
     session remembers the model the user gave, never this name in its place."""
+    thinking_caps: ThinkingCaps = NO_THINKING
+    """What the model does with reasoning (manual/adaptive thinking, preserved thinking, ...)."""
+    thinking: Thinking = OFF
+    """The reasoning the requests ask for (``--thinking``, ``--effort``)."""
+
+    @property
+    def thinks(self) -> bool:
+        """Whether the model reasons in this run's requests (its replies carry reasoning blocks)."""
+        return is_on(self.thinking, self.thinking_caps)
 
     @property
     def lifetime(self) -> float:
@@ -82,7 +93,9 @@ class ProviderProfile:
 
     def check(self, body: Mapping[str, Any]) -> list[str]:
         """What the wire would refuse in ``body`` (empty: legal)."""
-        return self.wire_format.check(body, self.cache.max_breakpoints)
+        return self.wire_format.check(body, self.cache.max_breakpoints) + reasoning_problems(
+            self.wire, body, self.thinks
+        )
 
     def checker(self) -> WireCheck:
         """An incremental check of this wire (see ``providers.check``)."""
@@ -92,7 +105,7 @@ class ProviderProfile:
         """The problems ``check`` found in ``body`` (its breakpoints held to the limit), and how many
         breakpoints the body carries."""
         marks = count_marks(body) if self.cache.max_breakpoints else 0
-        return check.finish(marks, self.cache.max_breakpoints), marks
+        return check.finish(marks, self.cache.max_breakpoints) + reasoning_problems(self.wire, body, self.thinks), marks
 
 
 def profile_for(
@@ -122,5 +135,6 @@ def profile_for(
         prices=prices,
         pricing_id=pricing if prices is not None else None,
         context_window=window,
+        thinking_caps=thinking_caps(name, model),
     )
     return replace(profile, **capabilities) if capabilities else profile

@@ -24,7 +24,6 @@ from tiny_agent.providers.wire import checked_ttl, wire_of
 __all__ = [
     "APIS",
     "AUTO_ORDER",
-    "EFFORTS",
     "LOCAL",
     "LOCAL_KEY_ENV",
     "PLACEHOLDER_KEY",
@@ -80,8 +79,9 @@ PROFILES: Mapping[str, Profile] = {
             base_url_env="OPENAI_BASE_URL",
             keyless_with_base_url=True,
         ),
-        Profile("deepseek", "openai", "https://api.deepseek.com", "DEEPSEEK_API_KEY", "deepseek-chat"),
-        Profile("moonshot", "openai", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY", "kimi-k2-0905-preview"),
+        # Served today (2026-12), thinking on by default; kimi-k2-0905-preview was discontinued in 2026.
+        Profile("deepseek", "openai", "https://api.deepseek.com", "DEEPSEEK_API_KEY", "deepseek-v4-flash"),
+        Profile("moonshot", "openai", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY", "kimi-k2.6"),
     )
 }
 
@@ -157,6 +157,12 @@ def _url_and_key(profile: Profile, base_url: str | None, env: Mapping[str, str])
         except ConfigError as exc:
             raise ConfigError(f"{profile.base_url_env}: {exc}") from None
     key = env.get(profile.key_env) or None
+    if key is not None and not (key.isascii() and key.isprintable()):
+        at = next(i for i, ch in enumerate(key) if not (ch.isascii() and ch.isprintable()))
+        raise ConfigError(
+            f"{profile.key_env} holds a character that no API key has (at position {at + 1}): "
+            "copy the key again, without quotes or spaces around it"
+        )
     if key is None:
         if not (profile.keyless_with_base_url and url):
             raise ConfigError(f"provider {profile.name!r} needs {profile.key_env}")
@@ -166,9 +172,7 @@ def _url_and_key(profile: Profile, base_url: str | None, env: Mapping[str, str])
 
 APIS = ("responses", "chat")
 """``--api`` for OpenAI: the Responses API or Chat Completions."""
-EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
-"""``reasoning.effort`` values of the ``openai`` SDK (``shared/reasoning_effort.py``)."""
-RESPONSES_ONLY = ("effort", "stateful", "compact_threshold")
+RESPONSES_ONLY = ("stateful", "compact_threshold")
 """Adapter options of the Responses API that the other adapters may not take."""
 
 

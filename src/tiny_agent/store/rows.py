@@ -11,6 +11,7 @@ from typing import Any
 from tiny_agent.errors import UnreadableEntry
 from tiny_agent.redaction import redact
 from tiny_agent.store.base import UNREADABLE, SessionInfo
+from tiny_agent.text import scrub
 
 __all__ = ["SESSION_COLUMNS", "decode_body", "encode_body", "session_of", "title_of", "writer_of"]
 
@@ -32,8 +33,9 @@ def writer_of(mark: str | None) -> str | None:
 
 
 def encode_body(body: Mapping[str, Any]) -> str:
-    """The stored text of a body. Keys never reach the disk, even one a tool read or a server echoed."""
-    return redact(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+    """The stored text of a body. Keys never reach the disk, even one a tool read or a server echoed.
+    A lone surrogate (a byte that was not UTF-8, let through somewhere) is stored as U+FFFD."""
+    return redact(scrub(json.dumps(body, ensure_ascii=False, separators=(",", ":"))))
 
 
 def decode_body(text: str, *, seq: int, kind: str, lenient: bool, store: str, session_id: str) -> dict[str, Any]:
@@ -56,5 +58,5 @@ def title_of(kind: str, body: Mapping[str, Any]) -> str:
         return ""
     for block in body.get("content") or ():
         if isinstance(block, Mapping) and block.get("type") == "text":
-            return " ".join(str(block.get("text", "")).split())[:80]
+            return scrub(" ".join(str(block.get("text", "")).split())[:80])
     return ""

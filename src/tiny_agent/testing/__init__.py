@@ -11,6 +11,9 @@ session records can be checked against what a faithful server billed.
 - ``responses_server``: ``ResponsesServer``: a Responses API on 127.0.0.1 that validates bodies and bills.
 - ``scripted``: ``ScriptedProvider``: replies come from a list, requests are kept.
 - ``tasks``: ``ScriptedTask``: a scripted model that reads the request as a model would, on either wire.
+- ``thinking_server``: the thinking rules of the model APIs, enforced by the billing fake...
+- ``thinking_wires``: the thinking server's rules on each wire.
+- ``wire_replies``: what the billing fake answers on each wire.
 """
 
 from tiny_agent.testing.billing import Bill, BillingFake

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -30,7 +30,10 @@ from tiny_agent.providers.prefix import Counter, block_tokens
 from tiny_agent.providers.profile import PRICING_IDS
 from tiny_agent.providers.wire import prefix_blocks, rules_of, wire_of
 from tiny_agent.testing.tasks import ScriptedTask, Task
-from tiny_agent.types import Block, TextBlock, ToolUseBlock
+from tiny_agent.testing.thinking_server import ThinkingRules
+from tiny_agent.testing.thinking_wires import admit, with_thought
+from tiny_agent.testing.wire_replies import SPOKEN, Speaks, send, send_stream, speaking
+from tiny_agent.types import TextBlock
 
 __all__ = ["SPOKEN", "Bill", "BillingFake", "Speaks"]
 
@@ -72,11 +75,14 @@ class BillingFake:
         summary_words: int = 60,
         refuses: Sequence[str] = (),
         counter: Counter = block_tokens,
+        thinking: ThinkingRules | None = None,
     ) -> None:
         """``refuses`` names request fields answered with OpenAI's 400 for an unknown parameter;
         ``counter`` gives each block's tokens, for the bills and ``count_tokens`` alike: the
         estimator of ``providers.prefix`` by default, or a real tokenizer's count."""
         self.refuses = tuple(refuses)
+        self.thinking = thinking
+        """The thinking rules the model API enforces (``testing.thinking_server``); None: no thinking."""
         self.tasks = tuple(tasks)
         self.counter = counter
         self.delay = delay
@@ -108,7 +114,7 @@ class BillingFake:
             raise ValueError(f"a route is one path segment, not {route!r}")
         with self._lock:
             if route not in self._routes:
-                model = ScriptedTask(self.tasks, self.summary_words, _speaking(wire).call_ids)
+                model = ScriptedTask(self.tasks, self.summary_words, speaking(wire).call_ids)
                 self._routes[route] = _Route(model, provider or wire)
         port = self._httpd.server_address[1]
         return f"http://127.0.0.1:{port}/{route}" + wire_of(wire).sdk_path
@@ -144,193 +150,63 @@ class BillingFake:
         with self._lock:
             route = self._routes.get(parts[0]) if wire else None
         if wire is None or route is None:
-            _send(http, 404, {"error": {"type": "not_found_error", "message": f"no route {http.path}"}})
+            send(http, 404, {"error": {"type": "not_found_error", "message": f"no route {http.path}"}})
             return
         body = json.loads(http.rfile.read(int(http.headers.get("content-length") or 0)) or b"{}")
         refused = next((f for f in self.refuses if f'"{f}"' in json.dumps(body)), None)
         if refused is not None:
             error = {"message": f"Unrecognized request argument supplied: {refused}", "param": refused}
-            _send(http, 400, {"error": {**error, "type": "invalid_request_error", "code": "unknown_parameter"}})
+            send(http, 400, {"error": {**error, "type": "invalid_request_error", "code": "unknown_parameter"}})
             return
+        thought: tuple[Any, int] | None = None
+        if self.thinking is not None:
+            with self._lock:
+                rejected, body, thought = admit(self.thinking, body, wire, route.provider, http.headers)
+            if rejected is not None:
+                send(http, 400, rejected)
+                return
         blocks, stop = route.model.reply(body, wire)
-        output = sum(block_tokens(b.to_dict()) for b in blocks)
+        output = sum(block_tokens(b.to_dict()) for b in blocks) + (thought[1] if thought else 0)
         cap = body.get("max_tokens") or body.get("max_completion_tokens")
         if isinstance(cap, int) and output > cap:  # cut at the output limit, as a model would be
             blocks, stop, output = (TextBlock("." * cap),), "max_tokens", cap
+        model = str(body.get("model") or "unknown")
         with self._lock:
-            model = str(body.get("model") or "unknown")
-            sim = route.sims.get(model)
-            if sim is None:
-                pricing = PRICING_IDS.get(route.provider)
-                pricer = GenaiPricer(model, pricing) if pricing else (lambda call: 0.0)
-                rules = rules_of(route.provider, model, wire)
-                sim = route.sims[model] = Simulator(wire, model, pricer=pricer, rules=rules, counter=self.counter)
-            call = sim.send(self.clock(), body, output)
+            call = self._simulator(route, wire, model).send(self.clock(), body, output)
             route.served += 1
             number = route.served
         speaks = SPOKEN[wire]
         reply = speaks.reply(number, model, blocks, stop, call)
+        if thought is not None:
+            reply = with_thought(reply, wire, thought, self.thinking)
         with self._lock:
             route.bills.append(Bill(parts[0], wire, body, call, reply))
         if self.delay:
             time.sleep(self.delay)
         if body.get("stream"):
-            _send_stream(http, speaks.stream(reply, body))
+            send_stream(http, speaks.stream(reply, body))
         else:
-            _send(http, 200, reply)
+            send(http, 200, reply)
+
+    def _simulator(self, route: _Route, wire: Wire, model: str) -> Simulator:
+        """The cache of ``model`` at ``route``, billed by its profile's rules and prices (under the lock)."""
+        sim = route.sims.get(model)
+        if sim is None:
+            pricing = PRICING_IDS.get(route.provider)
+            pricer = GenaiPricer(model, pricing) if pricing else (lambda call: 0.0)
+            rules = rules_of(route.provider, model, wire)
+            sim = route.sims[model] = Simulator(wire, model, pricer=pricer, rules=rules, counter=self.counter)
+        return sim
 
     def _count(self, http: BaseHTTPRequestHandler, name: str) -> None:
         """Anthropic's ``count_tokens``: the whole prompt, as the bills count it, for free."""
         with self._lock:
             route = self._routes.get(name)
         if route is None:
-            _send(http, 404, {"error": {"type": "not_found_error", "message": f"no route {http.path}"}})
+            send(http, 404, {"error": {"type": "not_found_error", "message": f"no route {http.path}"}})
             return
         body = json.loads(http.rfile.read(int(http.headers.get("content-length") or 0)) or b"{}")
         tokens = sum(b.tokens for b in prefix_blocks(body, "anthropic", self.counter))
         with self._lock:
             route.counted.append(tokens)
-        _send(http, 200, {"input_tokens": tokens})
-
-
-def _anthropic(number: int, model: str, blocks: Sequence[Block], stop: str, call: SimCall) -> dict[str, Any]:
-    return {
-        "id": f"msg_fake{number:05d}",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [b.to_dict() for b in blocks],
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": {
-            "input_tokens": call.uncached,
-            "cache_read_input_tokens": call.cache_read,
-            "cache_creation_input_tokens": call.cache_write,
-            "cache_creation": {
-                "ephemeral_5m_input_tokens": call.cache_write_5m,
-                "ephemeral_1h_input_tokens": call.cache_write_1h,
-            },
-            "output_tokens": call.output_tokens,
-        },
-    }
-
-
-def _openai(number: int, model: str, blocks: Sequence[Block], stop: str, call: SimCall) -> dict[str, Any]:
-    text = "\n\n".join(b.text for b in blocks if isinstance(b, TextBlock))
-    calls = [
-        {"id": b.id, "type": "function", "function": {"name": b.name, "arguments": json.dumps(dict(b.input))}}
-        for b in blocks
-        if isinstance(b, ToolUseBlock)
-    ]
-    message: dict[str, Any] = {"role": "assistant", "content": text or None, "refusal": None}
-    if calls:
-        message["tool_calls"] = calls
-    details: dict[str, Any] = {"cached_tokens": call.cache_read}
-    if call.cache_write:
-        details["cache_write_tokens"] = call.cache_write
-    return {
-        "id": f"chatcmpl-fake{number:05d}",
-        "object": "chat.completion",
-        "created": int(call.at),
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": _finish(calls, stop)}],
-        "usage": {
-            "prompt_tokens": call.input_tokens,
-            "completion_tokens": call.output_tokens,
-            "total_tokens": call.input_tokens + call.output_tokens,
-            "prompt_tokens_details": details,
-        },
-    }
-
-
-def _finish(calls: Sequence[Any], stop: str) -> str:
-    return "tool_calls" if calls else ("length" if stop == "max_tokens" else "stop")
-
-
-Event = tuple[str | None, Any]
-
-
-def _anthropic_events(message: Mapping[str, Any], body: Mapping[str, Any]) -> Iterator[Event]:
-    usage = dict(message["usage"])
-    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
-    yield "message_start", {"type": "message_start", "message": start}
-    for index, block in enumerate(message["content"]):
-        if block["type"] == "tool_use":
-            opening = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        else:
-            opening = {"type": "text", "text": ""}
-            delta = {"type": "text_delta", "text": block["text"]}
-        yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": opening}
-        yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
-        yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    delta_usage = {"output_tokens": usage["output_tokens"]}
-    yield (
-        "message_delta",
-        {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"]}, "usage": delta_usage},
-    )
-    yield "message_stop", {"type": "message_stop"}
-
-
-def _openai_chunks(completion: Mapping[str, Any], body: Mapping[str, Any]) -> Iterator[Event]:
-    head = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
-    choice = completion["choices"][0]
-    message = choice["message"]
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> Event:
-        return None, {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-
-    yield chunk({"role": "assistant", "content": ""})
-    if message.get("content"):
-        yield chunk({"content": message["content"]})
-    for k, call in enumerate(message.get("tool_calls") or []):
-        yield chunk({"tool_calls": [{"index": k, **call}]})
-    yield chunk({}, choice["finish_reason"])
-    if (body.get("stream_options") or {}).get("include_usage"):
-        yield None, {**head, "choices": [], "usage": completion["usage"]}
-    yield None, "[DONE]"
-
-
-def _send(http: BaseHTTPRequestHandler, status: int, payload: Mapping[str, Any]) -> None:
-    data = json.dumps(payload).encode()
-    http.send_response(status)
-    http.send_header("content-type", "application/json")
-    http.send_header("content-length", str(len(data)))
-    http.end_headers()
-    http.wfile.write(data)
-
-
-def _send_stream(http: BaseHTTPRequestHandler, events: Iterator[Event]) -> None:
-    data = b"".join(
-        ((f"event: {name}\n" if name else "") + f"data: {d if isinstance(d, str) else json.dumps(d)}\n\n").encode()
-        for name, d in events
-    )
-    http.send_response(200)
-    http.send_header("content-type", "text/event-stream")
-    http.send_header("content-length", str(len(data)))
-    http.end_headers()
-    http.wfile.write(data)
-
-
-@dataclass(frozen=True)
-class Speaks:
-    """How the fake speaks one wire: the path it answers, its tool call ids, its answers whole and streamed."""
-
-    path: tuple[str, ...]
-    call_ids: str
-    reply: Callable[[int, str, Sequence[Block], str, SimCall], dict[str, Any]]
-    stream: Callable[[Mapping[str, Any], Mapping[str, Any]], Iterator[Event]]
-
-
-SPOKEN: Mapping[Wire, Speaks] = {
-    "anthropic": Speaks(("v1", "messages"), "toolu", _anthropic, _anthropic_events),
-    "openai": Speaks(("v1", "chat", "completions"), "call", _openai, _openai_chunks),
-}
-"""The wires the fake speaks, by name."""
-
-
-def _speaking(wire: Wire) -> Speaks:
-    found = SPOKEN.get(wire)
-    if found is None:
-        raise ValueError(f"the billing fake speaks {', '.join(SPOKEN)}, not {wire!r}")
-    return found
+        send(http, 200, {"input_tokens": tokens})

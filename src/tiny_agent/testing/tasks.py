@@ -13,6 +13,7 @@ replies under every context policy: that is what lets two runs of it be compared
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from tiny_agent.types import Block, TextBlock, ToolUseBlock
 
 __all__ = ["Call", "ScriptedTask", "Task", "is_summary_request"]
 
+_FOLDED = re.compile(r"^RESULT \((?:ok|error)\) of (\S+):$", re.MULTILINE)
 Call = tuple[str, Mapping[str, Any]]
 """A tool name and its arguments."""
 
@@ -121,3 +123,6 @@ def _seen(body: Mapping[str, Any], wire: str) -> Iterator[tuple[str | None, str 
                     yield None, str(block.get("tool_use_id"))
         for text in _texts(message):
             yield text, None
+            # A result folded into a summary as text (``context.shrink.thinking.fold_text``) was seen too.
+            for found in _FOLDED.finditer(text):
+                yield None, found.group(1)

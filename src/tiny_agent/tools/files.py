@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 from tiny_agent.tools.toolbox import ToolFailure
 
-__all__ = ["BINARY_SNIFF", "LOOKAHEAD_BYTES", "looks_binary", "read_text", "with_note", "write_atomic"]
+__all__ = ["BINARY_SNIFF", "LOOKAHEAD_BYTES", "bom_encoding", "looks_binary", "read_text", "with_note", "write_atomic"]
 
 BINARY_SNIFF = 8192
 """A NUL byte in this many leading bytes marks a file as binary (the same test git uses)."""
@@ -47,23 +47,71 @@ def read_text(
     lookahead: int = LOOKAHEAD_BYTES,
     chunk: int = CHUNK_BYTES,
 ) -> str:
-    """Lines ``start_line`` .. ``start_line + max_lines - 1`` of a UTF-8 file, cut to ``max_chars``,
-    with a note on what was left out. Raises ToolFailure for binary or non-UTF-8 content."""
+    """Lines ``start_line`` .. ``start_line + max_lines - 1`` of a text file, cut to ``max_chars``,
+    with a note on what was left out. The encoding is a byte-order mark's, else UTF-8, else
+    Windows-1252 (Latin-1 where it has no character), as ``text.decode`` decides; a file that is not
+    UTF-8 gets a note saying how it was read. Raises ToolFailure for binary content."""
     with open(path, "rb") as file:
         size = os.fstat(file.fileno()).st_size
         head = file.read(BINARY_SNIFF)
-        if looks_binary(head):
+        bom = bom_encoding(head)
+        if bom is None and looks_binary(head):
             raise ToolFailure(f"{shown_as} looks like a binary file ({size} bytes); read_file only reads text")
         if not head:
             return "[empty file]"
-        scan = _Scan(start_line, max_lines, max_chars)
-        for piece, read in _decoded(file, head, shown_as, chunk):
-            scan.feed(piece)
-            if scan.settled_at is None and scan.settled:
-                scan.settled_at = read
-            if scan.settled_at is not None and read - scan.settled_at >= lookahead and read < size:
-                return scan.finish_early(size - read)
-        return scan.finish(shown_as)
+        for encoding in (bom,) if bom else ("utf-8", "cp1252", "latin-1"):
+            file.seek(0)
+            try:
+                shown = _scan(
+                    file,
+                    file.read(BINARY_SNIFF),
+                    encoding,
+                    size,
+                    (start_line, max_lines, max_chars),
+                    shown_as,
+                    lookahead,
+                    chunk,
+                )
+            except UnicodeDecodeError:
+                continue
+            if encoding in ("utf-8", "utf-8-sig"):
+                return shown
+            return with_note(shown, f"[{shown_as} is not UTF-8: read as {encoding}]")
+        raise AssertionError("latin-1 decodes every byte")
+
+
+def bom_encoding(head: bytes) -> str | None:
+    """The encoding a byte-order mark at the start of ``head`` names, or None."""
+    for bom, encoding in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if head.startswith(bom):
+            return encoding
+    return None
+
+
+def _scan(
+    file: BinaryIO,
+    head: bytes,
+    encoding: str,
+    size: int,
+    window: tuple[int, int | None, int],
+    shown_as: str,
+    lookahead: int,
+    chunk: int,
+) -> str:
+    scan = _Scan(*window)
+    for piece, read in _decoded(file, head, encoding, chunk):
+        scan.feed(piece)
+        if scan.settled_at is None and scan.settled:
+            scan.settled_at = read
+        if scan.settled_at is not None and read - scan.settled_at >= lookahead and read < size:
+            return scan.finish_early(size - read)
+    return scan.finish(shown_as)
 
 
 class _Scan:
@@ -160,19 +208,14 @@ def _after_newlines(piece: str, pos: int, count: int) -> int:
     return pos
 
 
-def _decoded(file: BinaryIO, head: bytes, shown_as: str, chunk: int) -> Iterator[tuple[str, int]]:
-    """(text, bytes read so far) for each chunk; ToolFailure naming the file offset of a bad byte."""
-    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+def _decoded(file: BinaryIO, head: bytes, encoding: str, chunk: int) -> Iterator[tuple[str, int]]:
+    """(text, bytes read so far) for each chunk; UnicodeDecodeError at a byte ``encoding`` cannot take."""
+    decoder = codecs.getincrementaldecoder(encoding)("strict")
     read = 0
     data = head
     while True:
         final = not data
-        pending = len(decoder.getstate()[0])
-        try:
-            text = decoder.decode(data, final=final)
-        except UnicodeDecodeError as exc:
-            offset = read - pending + exc.start
-            raise ToolFailure(f"{shown_as} is not valid UTF-8 text (bad byte at offset {offset})") from None
+        text = decoder.decode(data, final=final)
         read += len(data)
         if text:
             yield text, read

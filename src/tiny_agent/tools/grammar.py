@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tiny_agent.text import has_surrogates
 from tiny_agent.tools.files import BINARY_SNIFF, looks_binary
 from tiny_agent.tools.guards import Guards, fold
 from tiny_agent.tools.path_pattern import new_path_pattern
@@ -93,6 +94,8 @@ def walk(root: Path, limits: Limits) -> Tree | None:
             stop.add(fold(PurePosixPath(rel).name))
             continue
         for entry in sorted(entries, key=lambda e: e.name):
+            if has_surrogates(entry.name):  # not UTF-8: no grammar can offer it (list_dir shows it escaped)
+                continue
             path = f"{rel}/{entry.name}" if rel else entry.name
             try:
                 if entry.is_symlink():

@@ -28,6 +28,7 @@ import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.tools.guard_lists import DEFAULT_PROTECT, SECRET_TEMPLATES, SECRETS
@@ -38,6 +39,7 @@ __all__ = [
     "DEFAULT_PROTECT",
     "SECRETS",
     "SECRET_TEMPLATES",
+    "Confined",
     "Guards",
     "PathRule",
     "Refusal",
@@ -197,6 +199,18 @@ class Guards:
             if rule is not None and self._allowed.first(subject) is None:
                 return Refusal(rule, path)
         return None
+
+
+class Confined(Protocol):
+    """What a tool confined to a workspace uses of it (``workspace.Workspace`` is one)."""
+
+    root: Path
+    guards: Guards
+    max_output_chars: int
+
+    def resolve(self, path: str) -> Path: ...
+
+    def candidates(self, path: str, resolved: Path) -> list[PurePosixPath]: ...
 
 
 def protected_message(shown: str, refusal: Refusal) -> str:

@@ -221,7 +221,7 @@ class HookedToolbox(Toolbox):
         server = self.source(call.name)
         reason = self.hooks.refusal(call, server)
         if reason is not None:
-            return ToolResultBlock(call.id, f"refused by a hook: {reason}", is_error=True)
+            return self.bounded(call, ToolResultBlock(call.id, f"refused by a hook: {reason}", is_error=True))
         result = super().run(call)
         self.hooks.tool_done(call, result, server)
         return result

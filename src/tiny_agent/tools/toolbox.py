@@ -17,6 +17,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from tiny_agent.text import has_surrogates, scrub
 from tiny_agent.types import INVALID_JSON_KEY, ToolResultBlock, ToolSpec, ToolUseBlock
 
 __all__ = ["Tool", "ToolFailure", "Toolbox"]
@@ -138,7 +139,12 @@ class Toolbox:
 
     def run(self, call: ToolUseBlock) -> ToolResultBlock:
         """Run one tool call. Never raises for anything the model sent or a tool did wrong."""
-        result = self._run(call)
+        return self.bounded(call, self._run(call))
+
+    def bounded(self, call: ToolUseBlock, result: ToolResultBlock) -> ToolResultBlock:
+        """``result`` as it may enter the window: valid text, cut past ``max_output_chars``."""
+        if has_surrogates(result.content):  # a tool's bytes that were not UTF-8: storable, sendable
+            result = ToolResultBlock(call.id, scrub(result.content), is_error=result.is_error)
         limit = self.max_output_chars
         if limit is None or len(result.content) <= limit + _NOTE_ROOM:
             return result

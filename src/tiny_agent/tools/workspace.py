@@ -1,4 +1,5 @@
-"""The file tools (read_file, write_file, list_dir), confined to one workspace directory.
+"""The file tools (read_file, write_file, list_dir, and edit_file and search from their own modules),
+confined to one workspace directory.
 
 Every path is checked on its fully resolved location (symlinks followed, dangling ones too), so no
 ``..``, absolute path or symlink reaches outside the root. What is refused inside it (``--protect``)
@@ -19,9 +20,12 @@ from typing import Any
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.guide.file_terms import FileTerms
+from tiny_agent.text import has_surrogates, shown_name, unescape_bytes
+from tiny_agent.tools.edit import edit_tool
 from tiny_agent.tools.files import read_text, with_note, write_atomic
 from tiny_agent.tools.grammar import Limits, readable_files, schema, walk
 from tiny_agent.tools.guards import Guards, protected_message, secret_message
+from tiny_agent.tools.search import search_tool
 from tiny_agent.tools.toolbox import Tool, ToolFailure
 from tiny_agent.tools.workspace_tools import file_tools
 
@@ -53,6 +57,7 @@ class Workspace:
         allow_read: Sequence[str] = (),
         max_output_chars: int = MAX_OUTPUT_CHARS,
         grammar_limits: Limits | None = None,
+        code_tools: bool = True,
     ) -> None:
         resolved = Path(root).resolve()
         if not resolved.is_dir():
@@ -71,6 +76,8 @@ class Workspace:
         self.default_protect = default_protect
         self.allow_read = (allow_read,) if isinstance(allow_read, str) else tuple(allow_read)
         self.max_output_chars = max_output_chars
+        self.code_tools = code_tools
+        """Whether ``tools`` offers edit_file and search beside the three file tools."""
         self.grammar_limits = grammar_limits or Limits()
         """Beyond these (entries walked, enum size) a tool's grammar is None: a free ``path`` string."""
         self.guards = Guards(
@@ -99,6 +106,9 @@ class Workspace:
                 f"refused: {_shorten(path)} has a name longer than {NAME_MAX} bytes ({longest} bytes); "
                 "use a shorter name"
             )
+        raw = unescape_bytes(path)  # list_dir's \xff escapes of a name that is not UTF-8
+        if raw != path and not os.path.lexists(self.root / path) and os.path.lexists(self.root / raw):
+            path = raw
         try:
             resolved = (self.root / path).resolve()
         except (OSError, RuntimeError) as exc:  # RuntimeError is a symlink loop before Python 3.13
@@ -202,9 +212,11 @@ class Workspace:
         )
 
     def tools(self, *, grammar: bool = True) -> list[Tool]:
-        """The three file tools, bound to this workspace. With ``grammar``, each offers this turn's
+        """The file tools (read_file, write_file, list_dir, edit_file, search), bound to this workspace.
+        With ``grammar``, each of the first three offers this turn's
         real paths as a decoding grammar (see ``Tool.grammar`` and ``agent.grammar``)."""
-        return file_tools(self, grammar=grammar)
+        extra = [edit_tool(self), search_tool(self)] if self.code_tools else []
+        return [*file_tools(self, grammar=grammar), *extra]
 
     def paths(self, limits: Limits | None = None) -> tuple[list[str], list[str]] | None:
         """(files read_file would read, folders list_dir would list) as relative POSIX paths, or None
@@ -227,6 +239,10 @@ class Workspace:
     def _relative(self, resolved: Path) -> PurePosixPath:
         return PurePosixPath(resolved.relative_to(self.root).as_posix())
 
+    def candidates(self, path: str, resolved: Path) -> list[PurePosixPath]:
+        """What the guards judge for ``path`` (see ``_candidates``)."""
+        return self._candidates(path, resolved)
+
     def _candidates(self, path: str, resolved: Path) -> list[PurePosixPath]:
         """``path`` as resolved and as written (normalised): a rule matching either applies, so
         neither a symlink nor a ``..`` walks around it."""
@@ -237,6 +253,15 @@ class Workspace:
         return candidates
 
     def _describe(self, entry: Path) -> str:
+        line = self._described(entry)
+        if has_surrogates(entry.name):
+            shown = shown_name(entry.name)
+            line = (
+                shown + line[len(entry.name) :] + "  (name not UTF-8: its bytes shown as \\x escapes, as tools take it)"
+            )
+        return line
+
+    def _described(self, entry: Path) -> str:
         try:
             real = entry.resolve()
             if not real.is_relative_to(self.root):

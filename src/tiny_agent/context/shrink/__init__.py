@@ -7,6 +7,7 @@
 - ``registry``: the compaction policies by name (``cost``, ``fraction``, your own), for the CLI, config and replay.
 - ``shrinkable``: what compaction, clearing and the policies need from the engine (``Context`` is one).
 - ``summarize``: ``maybe_compact`` and ``compact``: a summary replaces the older turns; the summarizers.
+- ``thinking``: compaction and clearing with thinking on.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import json
 from tiny_agent.context.entries import Clearing, Decision
 from tiny_agent.context.shrink.policy import clearing_pays, decision_prices
 from tiny_agent.context.shrink.shrinkable import Shrinkable
+from tiny_agent.context.shrink.thinking import clearing_allowed
 from tiny_agent.providers.base import Provider
 from tiny_agent.types import Message, ToolResultBlock, ToolUseBlock
 
@@ -22,7 +23,7 @@ STUB_MIN_CHARS = 400
 def plan_clearing(ctx: Shrinkable, provider: Provider | None) -> dict[str, str]:
     """Stubs for the tool results older than ``clear_after`` turns, if clearing them all now pays."""
     config = ctx.config
-    if config.clear_after is None:
+    if config.clear_after is None or not clearing_allowed(provider.profile if provider is not None else None):
         return {}
     state = ctx.state
     window = state.messages[state.base :]

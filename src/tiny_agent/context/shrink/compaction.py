@@ -211,6 +211,8 @@ class Compaction:
     """The engine-built record (requests, files, tool calls, errors, constraints)."""
     tokens_before: int | None = None
     tokens_after: int | None = None
+    strategy: str = ""
+    """How it kept the thinking rules (``context.shrink.thinking``): "fold", "drop_block", or ""."""
 
     @property
     def compacted_messages(self) -> int:

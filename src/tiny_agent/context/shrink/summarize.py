@@ -17,6 +17,7 @@ import dataclasses
 
 from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.entries import CompactionMark, Decision
+from tiny_agent.context.shrink import thinking
 from tiny_agent.context.shrink.compaction import (
     CACHED_SUMMARY_INSTRUCTIONS,
     SUMMARY_INSTRUCTIONS,
@@ -142,8 +143,17 @@ def _compact(
         prose = _summary(ctx, summarizer, provider, transcript, (kept, before, extra), tried)
     finally:
         ctx.decided = consulted
-    record = WorkRecord.from_messages(state.messages[: decision.messages], state.pins).render()
-    candidate = Compaction(decision.messages, prose, record, before)
+    if not prose or not prose.strip():
+        raise CompactionError("the summary call returned no text, history left unchanged")
+    how_thinking = thinking.strategy(provider.profile if provider is not None else None)
+    kept_turns = ""
+    if how_thinking == thinking.FOLD:  # the next request starts a new assistant turn: no bound block left
+        kept_turns = f"\n<kept_turns>\n{thinking.fold_text(state.messages[decision.messages :])}\n</kept_turns>"
+        end = len(state.messages)
+        seq = state.starts[end] if end < len(state.starts) else state.starts[-1] + 1
+        decision = dataclasses.replace(decision, cut=seq, messages=end)
+    record = WorkRecord.from_messages(state.messages[: decision.messages], state.pins).render() + kept_turns
+    candidate = Compaction(decision.messages, prose, record, before, strategy=how_thinking)
     prompt = ctx.prompt(compaction=candidate)
     counted = _counted(ctx, provider, prompt)
     after = counted if counted is not None else ctx.context_tokens(provider, prompt)
@@ -153,7 +163,16 @@ def _compact(
             f"({before:,}); history left unchanged"
         )
     assert decision.cut is not None
-    mark = CompactionMark(decision.cut, decision.messages, prose, record, before, after, counted=counted is not None)
+    mark = CompactionMark(
+        decision.cut,
+        decision.messages,
+        prose,
+        record,
+        before,
+        after,
+        counted=counted is not None,
+        strategy=how_thinking,
+    )
     if manual:
         how = "custom" if summarizer is not None else "provider"
         how = "transcript" if isinstance(summarizer, TranscriptSummarizer) else how

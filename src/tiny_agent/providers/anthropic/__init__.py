@@ -1,9 +1,11 @@
 """The Anthropic Messages wire.
 
 - ``adapter``: ``AnthropicProvider``, over the official ``anthropic`` SDK.
+- ``breaks``: the settings and blocks that break the cache on this wire (``cache_breaks``' table).
 - ``check``: the Messages API's request rules on the exact body.
 - ``reply``: reading a Messages answer, whole or streamed.
 - ``wire``: the wire as a value (``ANTHROPIC``): prefix blocks, breakpoints, check, shape.
+- ``thinking``: extended thinking on the Messages wire.
 """
 
 from __future__ import annotations

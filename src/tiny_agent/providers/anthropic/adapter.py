@@ -20,12 +20,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, closing
+from dataclasses import replace
 from typing import Any, Unpack
 
 import anthropic
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.anthropic.reply import Accumulator, process
+from tiny_agent.providers.anthropic.thinking import THINKING_TYPES, betas_for, thinking_fields
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, Ttl
 from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
@@ -43,8 +45,9 @@ from tiny_agent.providers.retry import (
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
+from tiny_agent.providers.thinking import OFF, Thinking, checked
 from tiny_agent.providers.wire import checked_ttl
-from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt
+from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, ReasoningBlock
 
 __all__ = ["AnthropicProvider"]
 
@@ -69,6 +72,7 @@ class AnthropicProvider:
         context_window: int | None = None,
         cache_ttl: str = DEFAULT_TTL,
         cache_diagnostics: bool | None = None,
+        thinking: Thinking = OFF,
         **fields: Unpack[EndpointFields],
     ) -> None:
         self.endpoint = Endpoint.of(endpoint, **fields)
@@ -82,6 +86,7 @@ class AnthropicProvider:
         self._profile = profile_for(
             name, "anthropic", model, cache_ttl=self.cache_ttl, context_window=context_window, free_count=True
         )
+        self._profile = replace(self._profile, thinking=checked(thinking, self._profile.thinking_caps, model))
         self._timeout = check_timeout(self.endpoint.timeout)
         self._policy = self.endpoint.retry_policy()
         self._client = anthropic.Anthropic(**self.endpoint.sdk_options("ANTHROPIC_API_KEY"))
@@ -98,6 +103,9 @@ class AnthropicProvider:
         return self._profile
 
     def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
+        # Thinking blocks go back exactly as received, in place; another wire's reasoning has no field here.
+        if any(isinstance(b, ReasoningBlock) for b in message.content):
+            message = Message(message.role, tuple(b for b in message.content if not isinstance(b, ReasoningBlock)))
         return [message.to_dict()]
 
     def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
@@ -116,11 +124,14 @@ class AnthropicProvider:
             system[-1]["cache_control"] = dict(marker)
             room -= 1
         indices = sorted({_message_index(i, len(flat)) for i in prompt.cache.message_indices})
-        indices = [i for i in indices if flat[i]["content"]]
+        indices = [i for i in indices if _markable(flat[i]["content"]) is not None]
         # The newest breakpoints cover the longest prefix, so the oldest are the ones to give up.
         for i in indices[max(0, len(indices) - room) :] if room else ():
-            content = flat[i]["content"]
-            flat[i] = {**flat[i], "content": [*content[:-1], {**content[-1], "cache_control": dict(marker)}]}
+            content = list(flat[i]["content"])
+            at = _markable(content)
+            assert at is not None
+            content[at] = {**content[at], "cache_control": dict(marker)}
+            flat[i] = {**flat[i], "content": content}
 
         body: dict[str, Any] = {"model": self.model, "max_tokens": prompt.max_tokens or self.max_tokens}
         if system:
@@ -130,6 +141,10 @@ class AnthropicProvider:
             if prompt.tool_choice == "none":
                 body["tool_choice"] = {"type": "none"}
         body["messages"] = flat
+        body.update(thinking_fields(self._profile.thinking))
+        budget = body.get("thinking", {}).get("budget_tokens")
+        if isinstance(budget, int) and body["max_tokens"] <= budget:
+            body["max_tokens"] += budget  # the budget is part of max_tokens: the answer keeps its room
         if self.cache_diagnostics:
             body["diagnostics"] = {"previous_message_id": prompt.previous_response_id}
         return body
@@ -144,7 +159,7 @@ class AnthropicProvider:
 
     def _send_once(self, body: dict[str, Any]) -> ModelResponse:
         with self._boundary():
-            raw = self._client.messages.with_raw_response.create(**_sdk_arguments(body))
+            raw = self._client.messages.with_raw_response.create(**self._sdk_arguments(body))
         with reading(self.name):
             data = whole_json(raw.http_response)
             self._check(None, data)
@@ -169,9 +184,19 @@ class AnthropicProvider:
 
     def _open(self, body: dict[str, Any]) -> OpenedStream:
         with self._boundary():
-            raw = self._client.messages.with_raw_response.create(**_sdk_arguments(body))
+            raw = self._client.messages.with_raw_response.create(**self._sdk_arguments(body))
             with reading(self.name):
                 return open_stream(raw.http_response, self._check)
+
+    def _sdk_arguments(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The body as the SDK's ``create`` takes it, with the beta headers its fields need."""
+        betas = betas_for(body, self._profile.thinking_caps.interleaved_header)
+        arguments = _sdk_arguments(body)
+        if betas:
+            headers = dict(arguments.get("extra_headers") or {})
+            headers["anthropic-beta"] = ",".join([*filter(None, [headers.get("anthropic-beta")]), *betas])
+            arguments["extra_headers"] = headers
+        return arguments
 
     def _check(self, event: str | None, payload: object) -> None:
         """Raise the error an answer or a stream event carries (``event: error``), if any."""
@@ -227,6 +252,11 @@ def _sdk_arguments(body: dict[str, Any]) -> dict[str, Any]:
         "extra_body": {"diagnostics": body["diagnostics"]},
         "extra_headers": {"anthropic-beta": CACHE_DIAGNOSIS_BETA},
     }
+
+
+def _markable(content: Sequence[Mapping[str, Any]]) -> int | None:
+    """The last block of a message a cache breakpoint may go on: never a thinking block (a 400)."""
+    return next((i for i in range(len(content) - 1, -1, -1) if content[i].get("type") not in THINKING_TYPES), None)
 
 
 def _message_index(index: int, count: int) -> int:

@@ -8,12 +8,22 @@ into ``ProviderResponseError``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from tiny_agent.providers.decode import ShapeError, count, expect, optional, scrub, tool_input
 from tiny_agent.providers.http_errors import response_error
-from tiny_agent.types import Block, Message, ModelResponse, TextBlock, ToolUseBlock, Usage
+from tiny_agent.types import (
+    Block,
+    Message,
+    ModelResponse,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+)
 
 __all__ = ["STOP_REASONS", "Accumulator", "cache_miss_reason", "normalise_usage", "process"]
 
@@ -35,8 +45,14 @@ def process(data: Mapping[str, Any], model: str) -> ModelResponse:
     for i, item in enumerate(expect(data.get("content"), list, "'content'")):
         item = expect(item, dict, f"content[{i}]")
         kind = item.get("type")
-        # Thinking and server-tool blocks are not part of tiny-agent's message model.
-        if kind == "text":
+        # Server-tool blocks are not part of tiny-agent's message model; thinking is, byte for byte.
+        if kind == "thinking":
+            signature = optional(item.get("signature"), str, f"content[{i}].signature")
+            if signature:  # an unsigned block (a cut stream) can never be sent back
+                blocks.append(ThinkingBlock(expect(item.get("thinking", ""), str, f"content[{i}].thinking"), signature))
+        elif kind == "redacted_thinking":
+            blocks.append(RedactedThinkingBlock(expect(item.get("data"), str, f"content[{i}].data")))
+        elif kind == "text":
             text = expect(item.get("text"), str, f"content[{i}].text")
             if text.strip():  # the API returns "" beside tool_use; sending it back is a 400
                 blocks.append(TextBlock(text))
@@ -47,9 +63,14 @@ def process(data: Mapping[str, Any], model: str) -> ModelResponse:
     stop = optional(data.get("stop_reason"), str, "'stop_reason'")
     found_model = data.get("model")
     found_id = data.get("id")
+    usage = normalise_usage(data.get("usage"))
+    transformations = data.get("input_transformations")
+    if isinstance(transformations, list) and transformations:
+        # What the API did to the request's thinking blocks (drop_block): kept on the call record.
+        usage = dataclasses.replace(usage, details={**usage.details, "input_transformations": transformations})
     return ModelResponse(
         message=Message("assistant", tuple(blocks)),
-        usage=normalise_usage(data.get("usage")),
+        usage=usage,
         stop_reason=STOP_REASONS.get(stop, stop) if stop else "unknown",
         model=found_model if isinstance(found_model, str) else model,
         response_id=found_id if isinstance(found_id, str) else None,
@@ -76,12 +97,14 @@ def normalise_usage(raw: object) -> Usage:
     uncached = count(raw.get("input_tokens"))
     read = count(raw.get("cache_read_input_tokens"))
     write = count(raw.get("cache_creation_input_tokens"))  # llama.cpp's /v1/messages never sends it
+    details = raw.get("output_tokens_details")
     return Usage(
         input_tokens=None if uncached is None else uncached + (read or 0) + (write or 0),
         output_tokens=count(raw.get("output_tokens")),
         cache_read_tokens=read,
         cache_write_tokens=write,
         details=dict(raw),
+        reasoning_tokens=count(details.get("thinking_tokens")) if isinstance(details, Mapping) else None,
     )
 
 
@@ -129,6 +152,14 @@ class Accumulator:
             text = expect(delta.get("text"), str, "text_delta.text")
             block["text"] = expect(block.get("text", ""), str, f"content[{index}].text") + text
             return scrub(text)  # type: ignore[no-any-return]
+        if delta.get("type") == "thinking_delta":
+            text = expect(delta.get("thinking"), str, "thinking_delta.thinking")
+            block["thinking"] = expect(block.get("thinking", ""), str, f"content[{index}].thinking") + text
+            return ""
+        if delta.get("type") == "signature_delta":
+            piece = expect(delta.get("signature"), str, "signature_delta.signature")
+            block["signature"] = expect(block.get("signature", ""), str, f"content[{index}].signature") + piece
+            return ""
         if delta.get("type") == "input_json_delta":
             piece = expect(delta.get("partial_json"), str, "input_json_delta.partial_json")
             self.partial_json[index] = self.partial_json.get(index, "") + piece

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, closing
+from dataclasses import replace
 from typing import Any, Literal, Unpack
 
 import openai
@@ -38,6 +39,7 @@ from tiny_agent.providers.http_errors import (
 from tiny_agent.providers.openai import json_tools
 from tiny_agent.providers.openai.cache import as_parts, cache_fields, dropping_refused, mark_messages, refused_field
 from tiny_agent.providers.openai.messages import chat_messages
+from tiny_agent.providers.openai.reasoning import reasoning_fields, sdk_arguments, with_reasoning
 from tiny_agent.providers.openai.reply import Accumulator, process
 from tiny_agent.providers.openai.token_count import count_chat_body, counts_offline
 from tiny_agent.providers.profile import ProviderProfile, profile_for
@@ -46,6 +48,7 @@ from tiny_agent.providers.retry import (
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
+from tiny_agent.providers.thinking import OFF, Thinking, checked
 from tiny_agent.types import (
     INVALID_JSON_KEY,
     Message,
@@ -78,6 +81,7 @@ class OpenAICompatProvider:
         context_window: int | None = None,
         pricing_provider_id: str | None = None,
         tool_mode: str = "native",
+        thinking: Thinking = OFF,
         **fields: Unpack[EndpointFields],
     ) -> None:
         # Typed ``str``: the mode usually comes from configuration, and an unknown one is the user's to fix.
@@ -100,6 +104,7 @@ class OpenAICompatProvider:
             tool_choice_keeps_prefix=json_mode,
             free_count=not json_mode and counts_offline(model),
         )
+        self._profile = replace(self._profile, thinking=checked(thinking, self._profile.thinking_caps, model))
         self.key_env = key_env = self.endpoint.key_env
         self._timeout = check_timeout(self.endpoint.timeout)
         self._policy = self.endpoint.retry_policy()
@@ -118,6 +123,8 @@ class OpenAICompatProvider:
         if self.tool_mode == "json_schema":
             return [json_tools.render_message(message, names)]
         rendered = chat_messages(message)
+        if self._profile.thinking_caps.reasoning_content and self._profile.thinks:
+            rendered = [with_reasoning(m, message) for m in rendered]
         return [as_parts(m) for m in rendered] if self._profile.cache.mode == "explicit" else rendered
 
     def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
@@ -146,6 +153,7 @@ class OpenAICompatProvider:
             if prompt.tool_choice == "none":
                 body["tool_choice"] = "none"
         body.update(cache_fields(prompt, rules, body["messages"]))
+        body.update(reasoning_fields(self._profile.thinking, self._profile.thinking_caps))
         body["stream"] = False
         return body
 
@@ -176,7 +184,7 @@ class OpenAICompatProvider:
 
     def _send_once(self, body: dict[str, Any]) -> ModelResponse:
         with self._boundary():
-            raw = self._client.chat.completions.with_raw_response.create(**body)
+            raw = self._client.chat.completions.with_raw_response.create(**sdk_arguments(body))
         with reading(self.name):
             data = whole_json(raw.http_response)
             self._check(None, data)
@@ -208,7 +216,7 @@ class OpenAICompatProvider:
 
     def _open(self, body: dict[str, Any]) -> OpenedStream:
         with self._boundary():
-            raw = self._client.chat.completions.with_raw_response.create(**body)
+            raw = self._client.chat.completions.with_raw_response.create(**sdk_arguments(body))
             with reading(self.name):
                 return open_stream(raw.http_response, self._check)
 

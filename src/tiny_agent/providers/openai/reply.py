@@ -28,6 +28,7 @@ from tiny_agent.providers.decode import (
 )
 from tiny_agent.providers.http_errors import response_error
 from tiny_agent.providers.openai import json_tools
+from tiny_agent.providers.openai.reasoning import reasoning_of
 from tiny_agent.types import Block, Message, ModelResponse, TextBlock, ToolUseBlock, Usage
 
 __all__ = ["FINISH_REASONS", "Accumulator", "normalise_usage", "process"]
@@ -53,6 +54,8 @@ def process(data: Mapping[str, Any], model: str, *, json_tools_mode: bool = Fals
     choice = expect(choices[0], dict, "choices[0]")
     message = expect(choice.get("message"), dict, "choices[0].message")
     text = _text(message.get("content"))
+    found_model = data.get("model")
+    reasoning = reasoning_of(message, found_model if isinstance(found_model, str) else model)
     blocks: list[Block] = [TextBlock(text)] if text else []
     for j, raw in enumerate(optional(message.get("tool_calls"), list, "message.tool_calls") or []):
         call = expect(raw, dict, f"tool_calls[{j}]")
@@ -76,9 +79,8 @@ def process(data: Mapping[str, Any], model: str, *, json_tools_mode: bool = Fals
             stop = "tool_use"
     timings = data.get("timings")
     prefill_ms = timings.get("prompt_ms") if isinstance(timings, Mapping) else None
-    found_model = data.get("model")
     return ModelResponse(
-        message=Message("assistant", tuple(blocks)),
+        message=Message("assistant", (*reasoning, *blocks)),
         usage=normalise_usage(data.get("usage")),
         stop_reason=stop,
         model=found_model if isinstance(found_model, str) else model,
@@ -111,6 +113,7 @@ def normalise_usage(raw: object) -> Usage:
     reported = [count(x) for x in (details.get("cached_tokens"), hit, raw.get("cached_tokens"))]
     cache_read = max((n for n in reported if n is not None), default=None)
     prompt = count(raw.get("prompt_tokens"))
+    completion = raw.get("completion_tokens_details")
     if prompt is None and hit is not None and miss is not None:
         prompt = hit + miss
     return Usage(
@@ -119,6 +122,7 @@ def normalise_usage(raw: object) -> Usage:
         cache_read_tokens=cache_read,
         cache_write_tokens=count(details.get("cache_write_tokens")),
         details=dict(raw),
+        reasoning_tokens=count(completion.get("reasoning_tokens")) if isinstance(completion, Mapping) else None,
     )
 
 
@@ -131,6 +135,7 @@ class Accumulator:
     def __init__(self, *, json_tools_mode: bool = False) -> None:
         self.head: dict[str, Any] | None = None
         self.content: list[str] = []
+        self.reasoning: list[str] = []
         self.refusal: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish: str | None = None
@@ -156,6 +161,9 @@ class Accumulator:
             if piece:
                 self.content.append(piece)
                 added += self.answer.feed(piece) if self.answer is not None else scrub(piece)
+            thought = optional(delta.get("reasoning_content"), str, "delta.reasoning_content")
+            if thought:
+                self.reasoning.append(thought)
             refusal = optional(delta.get("refusal"), str, "delta.refusal")
             if refusal:
                 self.refusal.append(refusal)
@@ -188,6 +196,8 @@ class Accumulator:
         if self.finish is None:
             raise response_error(provider, "the stream ended before the reply did (no finish reason); nothing was kept")
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self.content) if self.content else None}
+        if self.reasoning:
+            message["reasoning_content"] = "".join(self.reasoning)
         if self.refusal:
             message["refusal"] = "".join(self.refusal)
         if self.calls:

@@ -36,6 +36,7 @@ from tiny_agent.providers.responses import cache, items
 from tiny_agent.providers.responses.reply import Accumulator, process
 from tiny_agent.providers.retry import Call, check_timeout
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
+from tiny_agent.providers.thinking import Thinking
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, ProviderNote
 
 __all__ = ["ResponsesProvider"]
@@ -44,7 +45,7 @@ __all__ = ["ResponsesProvider"]
 class ResponsesProvider:
     """A model endpoint speaking the OpenAI Responses API.
 
-    ``effort`` is ``reasoning.effort`` (reasoning models only); ``stateful`` sends
+    ``thinking``'s effort is ``reasoning.effort`` (reasoning models only); ``stateful`` sends
     ``previous_response_id`` with ``store: true``; ``compact_threshold`` asks the server to compact the
     context once the input passes that many tokens (``context_management``). The rest is as for
     ``OpenAICompatProvider``."""
@@ -59,7 +60,7 @@ class ResponsesProvider:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         context_window: int | None = None,
         pricing_provider_id: str | None = None,
-        effort: str | None = None,
+        thinking: Thinking | None = None,
         stateful: bool = False,
         compact_threshold: int | None = None,
         **fields: Unpack[EndpointFields],
@@ -68,7 +69,7 @@ class ResponsesProvider:
         self.name = name = self.endpoint.name or "openai"
         self.model = model
         self.max_tokens = max_tokens
-        self.effort = effort
+        self.effort = thinking.effort if thinking is not None else None
         self.stateful = stateful
         self.compact_threshold = compact_threshold
         self._profile = profile_for(

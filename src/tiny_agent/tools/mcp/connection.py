@@ -115,7 +115,13 @@ class Connection:
                 transport = streamable_http_client(server.url, http_client=http)
             else:
                 command, *args = server.command
-                params = StdioServerParameters(command=command, args=args, env=dict(server.env) or None, cwd=self.cwd)
+                params = StdioServerParameters(
+                    command=command,
+                    args=args,
+                    env=dict(server.env) or None,
+                    cwd=self.cwd,
+                    encoding_error_handler="replace",  # a byte that is not UTF-8 must not end the session
+                )
                 transport = stdio_client(params, errlog=self._errlog)
             yield await stack.enter_async_context(Client(transport, cache=None))
 

@@ -1,0 +1,59 @@
+"""Compaction and clearing with thinking on: legal by construction.
+
+On a preserved-thinking model every thinking block is bound to its prefix (system + tools + every
+message before it), and the final assistant message of a tool loop must start with its thinking. A
+summary before kept turns changes their prefix; a cleared tool result changes the prefix of every
+block after it. Three ways out (reasoning facts, sections 1 and 5), named on the compaction line
+and in its log entry (``CompactionMark.strategy``):
+
+- ``fold`` (the default): the kept turns are folded into the summary message, as text, so the next
+  request holds no earlier thinking block and starts a new assistant turn. Clearing waits: the next
+  compaction folds the old results away instead.
+- ``drop_block``: the turns are kept as they are and the request asks the API to drop the blocks
+  whose prefix changed (``--thinking-binding drop_block``); the answer's ``input_transformations``
+  (kept on the call record) say what it dropped.
+- on models whose blocks are not bound to their prefix, the usual compaction is already legal: the
+  kept turns, thinking and all, go back byte-exact after the summary.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from tiny_agent.providers.profile import ProviderProfile
+from tiny_agent.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+
+__all__ = ["DROP_BLOCK", "FOLD", "clearing_allowed", "fold_text", "strategy"]
+
+FOLD = "fold"
+DROP_BLOCK = "drop_block"
+
+
+def strategy(profile: ProviderProfile | None) -> str:
+    """How a compaction keeps the thinking rules for ``profile``: ``fold``, ``drop_block``, or "" (no
+    rule is at stake: no thinking, or blocks not bound to their prefix)."""
+    if profile is None or not profile.thinks or not profile.thinking_caps.preserved:
+        return ""
+    return DROP_BLOCK if profile.thinking.binding == DROP_BLOCK else FOLD
+
+
+def clearing_allowed(profile: ProviderProfile | None) -> bool:
+    """Clearing rewrites what comes before later thinking blocks: not while they are bound to it."""
+    return strategy(profile) != FOLD
+
+
+def fold_text(messages: Sequence[Message]) -> str:
+    """The kept turns as text for the summary message: calls with their arguments, results whole, the
+    model's text; its reasoning is left out (the next turn thinks afresh)."""
+    lines: list[str] = []
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                lines.append(f"{message.role.upper()}: {block.text}")
+            elif isinstance(block, ToolUseBlock):
+                lines.append(f"ASSISTANT called {block.name}({json.dumps(dict(block.input), ensure_ascii=False)})")
+            elif isinstance(block, ToolResultBlock):
+                status = "error" if block.is_error else "ok"
+                lines.append(f"RESULT ({status}) of {block.tool_use_id}:\n{block.content}")
+    return "\n".join(lines)

@@ -1,0 +1,29 @@
+"""How to fix each cause of a miss between two bodies that ``providers.cache_breaks`` names (lint's rules)."""
+
+from __future__ import annotations
+
+__all__ = ["BREAK_FIXES", "fix_for"]
+
+
+_FIX_BREAK = "send it byte-identical on every request; put what changes after the last cache breakpoint"
+BREAK_FIXES = {
+    "model-changed": "keep one model per conversation (each model has its own cache)",
+    "tools-reordered": "register tools in one fixed order (the order is part of the cached prefix)",
+    "tool-added": "send the same tools every request; restrict them with tool_choice or allowed tools instead",
+    "tool-removed": "send the same tools every request; restrict them with tool_choice or allowed tools instead",
+    "tool-description-changed": "keep each tool's description byte-identical (no dates, counts or ids in it)",
+    "tool-schema-changed": "keep each tool's schema byte-identical (key order too)",
+    "system-changed": "keep the system prompt byte-identical between requests; put what changes in the newest message",
+    "message-edited": "never rewrite history: append; a compaction rewrites it once, on purpose",
+    "message-removed": "never drop earlier messages between requests, except in a deliberate compaction",
+    "thinking-changed": "keep the thinking settings fixed for a conversation",
+    "effort-changed": "keep the effort setting fixed for a conversation",
+    "tool-choice-changed": "keep tool_choice fixed; on Anthropic a change invalidates the cached messages",
+    "response-format-changed": "keep the response format fixed for a conversation",
+    "cache-key-changed": "send one prompt_cache_key for a conversation's requests",
+    "breakpoint-lookback": "add a breakpoint within 20 blocks of the previous one (e.g. on the newest user turn)",
+}
+
+
+def fix_for(rule: str) -> str:
+    return BREAK_FIXES.get(rule, _FIX_BREAK)

@@ -1,0 +1,209 @@
+"""A recording proxy: another program's model calls stored as a session, so ``lint``, ``stats`` and
+``view`` work on them.
+
+The proxy listens on 127.0.0.1; the program's SDK reaches it through ``ANTHROPIC_BASE_URL`` and
+``OPENAI_BASE_URL`` (``Recorder.environment``), and every request goes on to the real base URL with
+its headers (the key included) unchanged; the answer comes back as it came. Each request that
+carries ``messages`` is stored as a call: its body (under ``request`` in the ``call`` entry, which the
+view and ``lint --session`` read), then its usage, cost and time in a ``call_done`` entry, priced by
+the wire's profile. A streamed answer is read whole before it is passed on (its usage is in its
+events), so the program sees it arrive at once. Nothing the program sends is changed.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tiny_agent.context.entries import CallDone, CallOpened, RunChange
+from tiny_agent.context.entry_codec import encode
+from tiny_agent.context.tokens import CallRecord
+from tiny_agent.errors import TinyAgentError
+from tiny_agent.providers.anthropic.reply import normalise_usage as anthropic_usage
+from tiny_agent.providers.openai.reply import normalise_usage as openai_usage
+from tiny_agent.providers.registry import offline_profile
+from tiny_agent.store import open_store
+from tiny_agent.types import Usage
+
+__all__ = ["UPSTREAMS", "Recorder", "Wire"]
+
+
+@dataclass(frozen=True)
+class Wire:
+    """What the recorder needs of a wire: the SDK's variable, the real base URL, how usage reads."""
+
+    variable: str
+    default: str
+    usage: Callable[[object], Usage]
+    usage_key: str
+    """Where a streamed answer's events carry usage (``message``'s for Anthropic's ``message_start``)."""
+
+
+UPSTREAMS: dict[str, Wire] = {
+    "anthropic": Wire("ANTHROPIC_BASE_URL", "https://api.anthropic.com", anthropic_usage, "message"),
+    "openai": Wire("OPENAI_BASE_URL", "https://api.openai.com/v1", openai_usage, ""),
+}
+_SKIPPED = frozenset({"host", "content-length", "accept-encoding", "connection", "transfer-encoding"})
+
+
+class Recorder:
+    """A proxy per wire under one server, writing to a new session of the store at ``location``."""
+
+    def __init__(self, location: str, upstreams: Mapping[str, str] | None = None, workspace: str | None = None) -> None:
+        """``upstreams``: the real base URL of each wire (default: the environment's, else the provider's)."""
+        self.upstreams = {name: (upstreams or {}).get(name) or wire.default for name, wire in UPSTREAMS.items()}
+        self._queue: queue.Queue[tuple[str, dict[str, Any], int, bytes, str, float, float] | None] = queue.Queue()
+        self._ready = threading.Event()
+        self._error: Exception | None = None
+        self.session_id = ""
+        self.calls = 0
+        self._writer = threading.Thread(target=self._write, args=(location, workspace), daemon=True)
+        self._writer.start()
+        self._ready.wait(timeout=60)
+        if self._error is not None:
+            raise self._error
+        handler = type("Handler", (_Handler,), {"recorder": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="tiny-agent-record", daemon=True)
+        self._thread.start()
+
+    def base_url(self, wire: str) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/{wire}"
+
+    def environment(self) -> dict[str, str]:
+        """The variables that send a program's SDK calls through this recorder."""
+        return {wire.variable: self.base_url(name) for name, wire in UPSTREAMS.items()}
+
+    def close(self) -> None:
+        """Stop the proxy, then write what is still queued."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._queue.put(None)
+        self._writer.join(timeout=60)
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def record(self, wire: str, body: dict[str, Any], status: int, answer: bytes, kind: str, sent: float) -> None:
+        self._queue.put((wire, body, status, answer, kind, sent, time.time()))
+
+    def _write(self, location: str, workspace: str | None) -> None:
+        """The one thread that touches the store (an SQLite connection stays on its thread)."""
+        try:
+            store = open_store(location)
+            info = store.create(workspace=workspace)
+        except (TinyAgentError, OSError) as exc:
+            self._error = exc
+            self._ready.set()
+            return
+        self.session_id, head = info.id, -1
+        running: tuple[str, str] | None = None
+        self._ready.set()
+        with store:
+            while (item := self._queue.get()) is not None:
+                wire, body, status, answer, kind, sent, done = item
+                model = str(body.get("model") or "")
+                entries = [] if running == (wire, model) else [encode(RunChange({"provider": wire, "model": model}))]
+                running = (wire, model)
+                opened = encode(CallOpened("turn", model, len(json.dumps(body)), {}, provider=wire))
+                entries.append((opened[0], {**opened[1], "request": body}))
+                written = store.append(self.session_id, entries, expected_head=head)
+                head = written[-1].seq
+                if status >= 400:
+                    continue  # no answer to store: the call stays open, as a failed send does
+                usage = _usage(UPSTREAMS[wire], answer, kind)
+                try:
+                    cost = offline_profile(wire, model).price(usage)
+                except TinyAgentError:
+                    cost = None
+                record = CallRecord(usage, cost, done - sent, model, at=done)
+                head = store.append(self.session_id, [encode(CallDone(written[-1].seq, record))], expected_head=head)[
+                    -1
+                ].seq
+                self.calls += 1
+
+
+def _usage(wire: Wire, answer: bytes, kind: str) -> Usage:
+    """The usage of a JSON answer, or of a streamed one's events (the later ones update the earlier)."""
+    text = answer.decode("utf-8", "replace")
+    if "text/event-stream" not in kind:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return Usage()
+        return wire.usage(data.get("usage") if isinstance(data, dict) else None)
+    raw: dict[str, Any] = {}
+    for line in text.splitlines():
+        if not line.startswith("data:") or line[5:].strip() in ("", "[DONE]"):
+            continue
+        try:
+            event = json.loads(line[5:])
+        except ValueError:
+            continue
+        holder = event.get(wire.usage_key) if wire.usage_key and isinstance(event.get(wire.usage_key), dict) else event
+        if isinstance(holder.get("usage"), dict):
+            raw.update({k: v for k, v in holder["usage"].items() if v is not None})
+    return wire.usage(raw or None)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    recorder: Recorder
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        self._forward(b"")
+
+    def do_POST(self) -> None:
+        size = int(self.headers.get("Content-Length") or 0)
+        self._forward(self.rfile.read(size))
+
+    def _forward(self, payload: bytes) -> None:
+        wire, _, rest = self.path.lstrip("/").partition("/")
+        upstream = self.recorder.upstreams.get(wire)
+        if upstream is None:
+            self._send(404, {"Content-Type": "text/plain"}, f"the recorder serves /{' or /'.join(UPSTREAMS)}".encode())
+            return
+        url = upstream.rstrip("/") + "/" + rest
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in _SKIPPED}
+        request = urllib.request.Request(url, data=payload or None, headers=headers, method=self.command)
+        sent = time.time()
+        try:
+            with urllib.request.urlopen(request, timeout=600) as answer:
+                status, answer_headers, body = answer.status, dict(answer.headers.items()), answer.read()
+        except urllib.error.HTTPError as error:
+            status, answer_headers, body = error.code, dict(error.headers.items()), error.read()
+        except (urllib.error.URLError, OSError) as exc:
+            self._send(502, {"Content-Type": "text/plain"}, f"the recorder could not reach {url}: {exc}".encode())
+            return
+        self._send(status, answer_headers, body)
+        try:
+            sent_body = json.loads(payload) if payload else None
+        except ValueError:
+            sent_body = None
+        if isinstance(sent_body, dict) and isinstance(sent_body.get("messages"), list):
+            kind = next((v for k, v in answer_headers.items() if k.lower() == "content-type"), "")
+            self.recorder.record(wire, sent_body, status, body, kind, sent)
+
+    def _send(self, status: int, headers: Mapping[str, str], body: bytes) -> None:
+        self.send_response(status)
+        for key, value in headers.items():
+            if key.lower() not in _SKIPPED | {"content-encoding", "date", "server"}:
+                self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the program's own output is what the terminal shows."""

@@ -1,0 +1,124 @@
+"""Extended thinking on the Messages wire: the request fields, the beta headers, and the rules a body
+with thinking must keep (checked before every send, and by ``lint``).
+
+The rules (reasoning facts, section 1): with thinking on, the final assistant message of a tool loop
+starts with a thinking block; thinking blocks never carry ``cache_control``; ``tool_choice`` is
+``auto`` or ``none``; a thinking block goes back signed (an interrupted stream's unsigned block never
+does). Each problem starts with its rule id, which ``lint`` reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tiny_agent.providers.thinking import Thinking
+
+__all__ = [
+    "BINDING_BETA",
+    "INTERLEAVED_BETA",
+    "RULES",
+    "THINKING_TYPES",
+    "betas_for",
+    "thinking_fields",
+    "thinking_on",
+    "thinking_problems",
+]
+
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+BINDING_BETA = "thinking-binding-controls-2026-08-01"
+
+RULES = {
+    "thinking-final-assistant": "with thinking on, the final assistant message of a tool loop must start with thinking",
+    "thinking-cache-control": "a thinking block cannot carry cache_control",
+    "thinking-forced-tool-choice": "with thinking on, tool_choice must be auto or none",
+    "thinking-unsigned": "a thinking block without its signature cannot be sent back",
+    "thinking-disabled-final": "with thinking off, the final assistant message of a tool loop cannot carry thinking",
+}
+"""Rule id -> what it says."""
+
+
+def thinking_fields(thinking: Thinking) -> dict[str, Any]:
+    """The request fields for ``thinking``: ``thinking`` and ``output_config.effort``."""
+    fields: dict[str, Any] = {}
+    config: dict[str, Any] | None = None
+    if thinking.mode == "enabled":
+        config = {"type": "enabled", "budget_tokens": thinking.budget}
+    elif thinking.mode == "adaptive":
+        config = {"type": "adaptive"}
+    elif thinking.mode == "off":
+        config = {"type": "disabled"}
+    if config is not None and config["type"] != "disabled":
+        if thinking.display:
+            config["display"] = thinking.display
+        if thinking.binding == "drop_block":
+            config["block_binding"] = {"prefix_mismatch_behavior": "drop_block"}
+    if config is not None:
+        fields["thinking"] = config
+    if thinking.effort:
+        fields["output_config"] = {"effort": thinking.effort}
+    return fields
+
+
+def thinking_on(body: Mapping[str, Any]) -> bool:
+    config = body.get("thinking")
+    return isinstance(config, Mapping) and config.get("type") in ("enabled", "adaptive")
+
+
+def betas_for(body: Mapping[str, Any], interleaved: bool) -> list[str]:
+    """The beta headers ``body``'s thinking fields need: interleaving for manual thinking with tools
+    (where the model needs the header), block binding for ``drop_block``."""
+    config = body.get("thinking")
+    if not isinstance(config, Mapping):
+        return []
+    betas = []
+    if interleaved and config.get("type") == "enabled" and body.get("tools"):
+        betas.append(INTERLEAVED_BETA)
+    if isinstance(config.get("block_binding"), Mapping):
+        betas.append(BINDING_BETA)
+    return betas
+
+
+def thinking_problems(body: Mapping[str, Any]) -> list[str]:
+    """What the thinking rules refuse in ``body`` (empty: legal)."""
+    messages: Sequence[Any] = body.get("messages") or []
+    problems: list[str] = []
+    on = thinking_on(body)
+    choice = body.get("tool_choice")
+    if on and isinstance(choice, Mapping) and choice.get("type") in ("any", "tool"):
+        problems.append(f"thinking-forced-tool-choice: tool_choice {choice.get('type')!r} with thinking on")
+    for i, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for j, block in enumerate(content if isinstance(content, list) else ()):
+            if not isinstance(block, Mapping) or block.get("type") not in THINKING_TYPES:
+                continue
+            if "cache_control" in block:
+                problems.append(f"thinking-cache-control: messages[{i}].content[{j}] carries cache_control")
+            if block.get("type") == "thinking" and not block.get("signature"):
+                problems.append(f"thinking-unsigned: messages[{i}].content[{j}] has no signature")
+    loop = _final_assistant(messages)
+    if loop is not None:
+        index, first = loop
+        if on and first not in THINKING_TYPES:
+            problems.append(f"thinking-final-assistant: messages[{index}] starts with {first!r}, not thinking")
+        if not on and body.get("thinking") is not None and first in THINKING_TYPES:
+            problems.append(f"thinking-disabled-final: messages[{index}] carries thinking with thinking off")
+    return problems
+
+
+def _final_assistant(messages: Sequence[Any]) -> tuple[int, str] | None:
+    """(index, type of its first block) of the assistant message whose tool calls the last message
+    answers: the final assistant message of a tool loop; None outside a loop."""
+    if len(messages) < 2 or not isinstance(messages[-1], Mapping) or not isinstance(messages[-2], Mapping):
+        return None
+    last, before = messages[-1], messages[-2]
+    content = last.get("content")
+    answers = isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content
+    )
+    blocks = before.get("content")
+    if not answers or before.get("role") != "assistant" or not isinstance(blocks, list) or not blocks:
+        return None
+    first = blocks[0]
+    return len(messages) - 2, str(first.get("type")) if isinstance(first, Mapping) else "?"

@@ -1,0 +1,204 @@
+"""Reasoning settings and what each model can do with them, declared (never probed).
+
+``Thinking`` is what the user asked for (``--thinking off|adaptive|N``, ``--thinking-display``,
+``--effort``); ``ThinkingCaps`` is what a model supports, declared per model family in
+``thinking_caps``. ``checked`` holds one against the other before any call: a setting the model
+does not take is one ``ConfigError`` line, never a 400 from the API.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Literal
+
+from tiny_agent.errors import ConfigError
+
+__all__ = [
+    "EFFORTS",
+    "MIN_BUDGET",
+    "NO_THINKING",
+    "OFF",
+    "Thinking",
+    "ThinkingCaps",
+    "checked",
+    "is_on",
+    "parse_thinking",
+    "thinking_caps",
+    "thinking_key",
+]
+
+MIN_BUDGET = 1024
+"""Anthropic's smallest ``budget_tokens``."""
+EFFORTS = ("low", "medium", "high", "max")
+Mode = Literal["default", "off", "adaptive", "enabled"]
+
+
+@dataclass(frozen=True)
+class Thinking:
+    """The reasoning a run asks for. ``default``: send nothing, the model's own default applies
+    (DeepSeek and Kimi think by default; Claude does not)."""
+
+    mode: Mode = "default"
+    budget: int | None = None
+    """``budget_tokens`` of manual thinking (``mode == "enabled"``)."""
+    display: Literal["summarized", "omitted"] | None = None
+    effort: str | None = None
+    binding: Literal["strict", "drop_block"] = "strict"
+    """What a preserved-thinking model does with a block whose prefix changed: a 400 ("strict"), or
+    dropped (``drop_block``, beta); the compaction strategy follows it (``context.shrink.thinking``)."""
+
+    @property
+    def label(self) -> str:
+        """How lines and the log name it: ``off``, ``adaptive``, ``2048``, ``default``."""
+        return str(self.budget) if self.mode == "enabled" else self.mode
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "mode": self.mode,
+            "budget": self.budget,
+            "display": self.display,
+            "effort": self.effort,
+            "binding": self.binding,
+        }
+
+
+OFF = Thinking()
+
+
+def parse_thinking(
+    value: str | int | None, display: str | None = None, effort: str | None = None, binding: str = "strict"
+) -> Thinking:
+    """``off``, ``adaptive`` or a budget of at least 1024 tokens; one line on anything else."""
+    if binding not in ("strict", "drop_block"):
+        raise ConfigError(f"--thinking-binding takes strict or drop_block, not {binding!r}")
+    return dataclasses.replace(_parse(value, display, effort), binding=binding)  # type: ignore[arg-type]
+
+
+def _parse(value: str | int | None, display: str | None, effort: str | None) -> Thinking:
+    if display not in (None, "summarized", "omitted"):
+        raise ConfigError(f"--thinking-display takes summarized or omitted, not {display!r}")
+    if effort is not None and effort not in EFFORTS:
+        raise ConfigError(f"--effort takes one of {', '.join(EFFORTS)}, not {effort!r}")
+    shown: Literal["summarized", "omitted"] | None = display  # type: ignore[assignment]
+    if value is None:
+        return Thinking("default", None, shown, effort)
+    text = str(value).strip().lower()
+    if text in ("off", "adaptive"):
+        return Thinking(text, None, shown, effort)  # type: ignore[arg-type]
+    try:
+        budget = int(text)
+    except ValueError:
+        raise ConfigError(
+            f"--thinking takes off, adaptive or a token budget (at least {MIN_BUDGET}), not {value!r}"
+        ) from None
+    if budget < MIN_BUDGET:
+        raise ConfigError(f"--thinking {budget}: the budget must be at least {MIN_BUDGET} tokens")
+    return Thinking("enabled", budget, shown, effort)
+
+
+@dataclass(frozen=True)
+class ThinkingCaps:
+    """What a model does with reasoning."""
+
+    manual: bool = False
+    """Takes ``thinking: {type: enabled, budget_tokens}``."""
+    adaptive: bool = False
+    """Takes ``thinking: {type: adaptive}`` (interleaves by itself)."""
+    interleaved_header: bool = False
+    """Manual thinking between tool calls needs the ``interleaved-thinking-2025-05-14`` beta."""
+    preserved: bool = False
+    """Earlier turns' thinking stays in context, is billed as input, and each block is bound to its
+    prefix (system + tools + every message before it): change anything before it and it is invalid."""
+    forced_tool_choice: bool = False
+    """A forced tool_choice is accepted with thinking on (never on Claude; Kimi only with thinking off)."""
+    reasoning_content: bool = False
+    """Chat Completions ``reasoning_content`` comes back and must go back on tool-loop turns."""
+    default_on: bool = False
+    """The model thinks unless told not to (DeepSeek V4, Kimi K2.6)."""
+    keep_all: bool = False
+    """Kimi's ``thinking.keep: "all"``: earlier turns' reasoning stays in context."""
+    efforts: tuple[str, ...] = ()
+    effort_with_thinking: bool = True
+    """``reasoning_effort`` may be sent beside ``thinking`` (not on Kimi)."""
+
+    @property
+    def thinks(self) -> bool:
+        return self.manual or self.adaptive or self.reasoning_content
+
+
+NO_THINKING = ThinkingCaps()
+_PRESERVED = ("fable-5", "opus-5", "sonnet-5", "haiku-5", "mythos-5")
+_ADAPTIVE = ("opus-4-6", "opus-4-7", "sonnet-4-6", *_PRESERVED)
+
+
+def thinking_caps(name: str, model: str) -> ThinkingCaps:
+    """The declared capabilities of ``model`` at the endpoint ``name``."""
+    m = model.lower()
+    if name == "anthropic" or m.startswith("claude"):
+        if not m.startswith("claude") or "claude-3-5" in m or "claude-3-haiku" in m or "claude-3-opus" in m:
+            return NO_THINKING
+        adaptive = any(k in m for k in _ADAPTIVE)
+        preserved = any(k in m for k in _PRESERVED)
+        manual = not any(k in m for k in ("opus-5-5", "fable-5-1"))  # adaptive only
+        efforts = EFFORTS if adaptive or "opus-4-5" in m else ()
+        return ThinkingCaps(
+            manual=manual,
+            adaptive=adaptive,
+            interleaved_header=manual and not preserved,
+            preserved=preserved,
+            efforts=efforts,
+        )
+    if name == "deepseek" or m.startswith("deepseek"):
+        if m.startswith("deepseek-v4") or m == "deepseek-reasoner":
+            return ThinkingCaps(
+                manual=False,
+                reasoning_content=True,
+                default_on=True,
+                efforts=("low", "high", "max"),
+                forced_tool_choice=False,
+            )
+        return NO_THINKING
+    if name == "moonshot" or m.startswith("kimi"):
+        if m.startswith(("kimi-k2.6", "kimi-k2.7", "kimi-k3")):
+            return ThinkingCaps(
+                reasoning_content=True,
+                default_on=True,
+                keep_all=True,
+                efforts=("low", "medium", "high"),
+                effort_with_thinking=False,
+            )
+        return NO_THINKING
+    return NO_THINKING
+
+
+def checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
+    """``thinking`` if ``model`` takes it; else the one line that says what to change."""
+    if thinking.mode == "enabled" and not caps.manual:
+        if caps.reasoning_content:
+            return thinking  # a budget on DeepSeek/Kimi means "on": they take no budget
+        hint = " (use --thinking adaptive)" if caps.adaptive else ""
+        raise ConfigError(f"{model} does not take a thinking budget{hint}")
+    if thinking.mode == "adaptive" and not (caps.adaptive or caps.reasoning_content):
+        hint = " (use --thinking N with N >= 1024)" if caps.manual else ""
+        raise ConfigError(f"{model} has no adaptive thinking{hint}")
+    if thinking.mode in ("enabled", "adaptive") and not caps.thinks:
+        raise ConfigError(f"{model} has no thinking; leave --thinking off")
+    if thinking.effort is not None and thinking.effort not in caps.efforts:
+        known = ", ".join(caps.efforts) or "none"
+        raise ConfigError(f"{model} does not take --effort {thinking.effort} (it takes: {known})")
+    if thinking.display is not None and not (caps.manual or caps.adaptive):
+        raise ConfigError(f"{model} does not take --thinking-display")
+    return thinking
+
+
+def thinking_key(thinking: Thinking) -> str:
+    """The settings as the request renders them, for the call's fingerprint: ``2048/omitted/low``."""
+    return "/".join(str(x) for x in (thinking.label, thinking.display or "", thinking.effort or "")).rstrip("/")
+
+
+def is_on(thinking: Thinking, caps: ThinkingCaps) -> bool:
+    """Whether the model will think with this setting."""
+    if thinking.mode == "default":
+        return caps.default_on
+    return thinking.mode != "off" and caps.thinks
