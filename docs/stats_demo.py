@@ -16,8 +16,6 @@ import tempfile
 from pathlib import Path
 
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig, Event, TurnEvent
-from tiny_agent.tools.toolbox import Toolbox
-from tiny_agent.tools.workspace import Workspace
 from tiny_agent.context.engine import ContextConfig
 from tiny_agent.context.session import Session
 from tiny_agent.observe import stats
@@ -26,6 +24,8 @@ from tiny_agent.observe.report import format_stats
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake, Task
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 
 PNG = Path(__file__).parent / "stats-session.png"
 

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent
 from tiny_agent.cli.chat import _converse
 from tiny_agent.cli.printer import Printer
 from tiny_agent.context.engine import Context
-from tiny_agent.testing import ScriptedProvider, tool_call
+from tiny_agent.providers.registry import resolve_provider
+from tiny_agent.testing import BillingFake, ScriptedProvider, tool_call
+from tiny_agent.tools.toolbox import Toolbox
+from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, ToolResultBlock, ToolSpec
+
+from .recorded import ENV, MODELS, tour
 
 READ = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 
@@ -90,3 +97,26 @@ def test_what_the_keepalive_did_while_the_user_was_away_is_printed_when_the_chat
     finally:
         printer.close()
     assert "pinged once while you were away" in capsys.readouterr().err
+
+
+def test_a_manual_compact_reads_the_cache_as_the_automatic_one_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30, finding 3: /compact went through a transcript summarizer of its own, which rewrote
+    the prefix (cache_read 0) and printed a cache-miss line; it now takes the engine's one path."""
+    with BillingFake([tour(tmp_path, "doc", 3)]) as fake:
+        provider = resolve_provider(
+            "anthropic", model=MODELS["anthropic"], base_url=fake.url("chat", "anthropic"), env=ENV
+        )
+        toolbox = Toolbox(Workspace(tmp_path).tools())
+        agent = Agent(provider, toolbox, context=Context(DEFAULT_SYSTEM, toolbox.specs))
+        assert agent.run("tour the doc files").stop == "done"
+        ctx = agent.context
+        calls = len(ctx.ledger.calls)
+        capsys.readouterr()
+        converse(ctx, provider, ["/compact 1"])  # type: ignore[arg-type]
+        err = capsys.readouterr().err
+    assert ctx.compactions, err
+    summary = [c for c in ctx.ledger.calls[calls:] if c.purpose == "compaction"]
+    assert summary and summary[0].usage.cache_read_tokens > 0, "the summary call read the cached prefix"
+    assert "cache miss" not in err, err

@@ -77,3 +77,21 @@ def test_local_status_when_nothing_runs(
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     assert main(["local", "status"]) == 3
     assert capsys.readouterr().out.strip() == "not running"
+
+
+def test_a_misspelt_command_is_not_run_as_a_task(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30, finding 9: ``tiny-agent sesions list`` ran the task "sesions list" (a model call)."""
+
+    def no_model(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a model was called")
+
+    monkeypatch.setattr("tiny_agent.agent.parts.resolve_provider", no_model)
+    monkeypatch.chdir(tmp_path)
+    for argv, meant in ((["sesions", "list"], "sessions"), (["stast"], "stats"), (["sessions", "lst"], "list")):
+        assert main(argv) == 2, argv
+        line = one_line_error(capsys)
+        assert f"Did you mean '{meant}'" in line, line
+    assert main(["--max-step", "3", "hi"]) == 2
+    assert "--max-steps" in one_line_error(capsys), "an option close to a known one is named"

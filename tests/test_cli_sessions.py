@@ -255,3 +255,54 @@ def test_options_written_before_a_command_go_to_that_command(
     feed(script, Message.assistant("a task"))
     assert main(["--store", str(other), "list the sessions"]) == 0, "a task is still a task"
     assert capsys.readouterr().out.strip() == "a task"
+
+
+def test_a_read_only_store_is_read_by_every_reading_command(
+    workspace: Path, script: Script, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30, finding 4: a copied 0444 store (or a mounted backup) was refused by every command."""
+    feed(script, tool_call("read_file", "c1", path="notes.txt"), Message.assistant("buy milk"))
+    assert main(["--provider", "anthropic", "read notes"]) == 0
+    sid = sessions()[0]["id"]
+    capsys.readouterr()
+    import os
+
+    real, path = os.access, store_path()
+    # The tests run as root, which permission bits do not stop: the check sees what a user would.
+    monkeypatch.setattr(os, "access", lambda p, mode: real(p, mode) and not (mode & os.W_OK and Path(p) == path))
+    for argv in (
+        ["sessions", "list"],
+        ["sessions", "show", sid],
+        ["stats"],
+        ["replay", sid, "--provider", "anthropic"],
+        ["sessions", "export", sid, "--format", "jsonl"],
+        ["sessions", "export", sid, "--format", "anthropic"],
+    ):
+        assert main(argv) == 0, (argv, capsys.readouterr().err)
+        assert capsys.readouterr().out, argv
+    for argv in (["sessions", "rm", sid, "--yes"], ["-c", "and now?"]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "is read-only" in err[0] and "Traceback" not in err[0], (argv, err)
+    assert sessions()[0]["id"] == sid
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai"])
+def test_an_export_in_a_wire_format_is_a_legal_request(
+    workspace: Path, script: Script, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    """Issue 30, finding 8: a finished session's export ended on the assistant's answer, which our own
+    lint calls illegal as a request; the export is now the request that asked for that answer."""
+    feed(script, tool_call("read_file", "c1", path="notes.txt"), Message.assistant("The note says to buy milk."))
+    assert main(["read notes"]) == 0
+    sid = sessions()[0]["id"]
+    capsys.readouterr()
+    assert main(["sessions", "export", sid, "--format", fmt]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["messages"][-1]["role"] != "assistant"
+    assert "The note says" not in json.dumps(body), "the final answer is what this request would get back"
+    exported = workspace / "body.json"
+    exported.write_text(json.dumps(body))
+    main(["lint", str(exported), "--json"])  # a short prefix below the cache minimum is only a warning
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert not [f for f in findings if f["severity"] == "error"], findings

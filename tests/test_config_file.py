@@ -143,7 +143,7 @@ def test_flags_override_the_files(files: tuple[Path, Path], monkeypatch: pytest.
     ("text", "fragments"),
     [
         ('model = "x"\nprovider = @\npins = []', ("not valid TOML", "line 2")),
-        ('modle = "x"', ("modle: unknown key; the keys are: provider, model",)),
+        ('modle = "x"', ("modle: unknown key; did you mean 'model'? the keys are: provider, model",)),
         ("pins = 3", ("pins: must be a list of strings, not a number",)),
         ('provider = "antropic"', ("provider: 'antropic' is not one of: anthropic",)),
         ('[mcp.docs]\ncomand = "x"', ("mcp.docs.comand: unknown key; the keys are: command, url",)),
@@ -205,3 +205,90 @@ def test_a_flag_for_a_server_a_file_names_replaces_it_and_keeps_its_name(tmp_pat
         ("other", ("python", "other.py"), 7),
         ("glossary", ("python", "glossary_server.py"), 7),
     ], "started once, under the file's name, with the flag's settings"
+
+
+def test_config_show_hides_credentials_in_urls(
+    tmp_path: Path, private_dirs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30, finding 7: ``https://u:p@host`` and ``?api_key=`` were printed as written."""
+    (tmp_path / "tiny-agent.toml").write_text(
+        'base_url = "https://alice:hunter2-pass@proxy.example/v1?api_key=sk-query-secret-789"\n'
+        '[mcp.web]\nurl = "https://bob:mcp-pass-321@x.example/mcp?token=tok-in-query-654"\n'
+    )
+    for json_flag in ([], ["--json"]):
+        assert main(["config", "show", "--workspace", str(tmp_path), *json_flag]) == 0
+        out = capsys.readouterr().out
+        for secret in ("hunter2-pass", "sk-query-secret-789", "mcp-pass-321", "tok-in-query-654"):
+            assert secret not in out, (secret, out)
+        assert "proxy.example" in out and "x.example/mcp" in out, "the rest of the URL is still shown"
+
+
+def test_stored_settings_hide_url_credentials() -> None:
+    from tiny_agent.context.entries import ConfigChange
+    from tiny_agent.context.entry_codec import encode
+
+    _kind, body = encode(ConfigChange({"base_url": "https://u:pw-secret-1@h.example/v1?api_key=k-secret-22"}))
+    assert "pw-secret-1" not in json.dumps(body) and "k-secret-22" not in json.dumps(body)
+
+
+def test_every_run_option_has_a_config_key(tmp_path: Path, private_dirs: Path) -> None:
+    """The keys come from the run command's own options: a new flag is a new key, or it is named
+    in ``NOT_IN_FILES`` on purpose; each is checked by the option's own type."""
+    import click
+
+    from tiny_agent.cli.app import run_command
+    from tiny_agent.cli.run_keys import NOT_IN_FILES, run_option_keys
+
+    options = [p for p in run_command.params if isinstance(p, click.Option) and p.name]
+    assert {p.name for p in options} - NOT_IN_FILES == set(run_option_keys())
+    for option in options:
+        if option.name in NOT_IN_FILES or option.multiple:
+            continue
+        if option.is_flag:
+            sample: Any = True
+        elif isinstance(option.type, click.Choice):
+            sample = option.type.choices[0]
+        elif option.type.name in ("integer", "N", "n"):
+            sample = 3
+        else:
+            sample = {"compact_at": 0.5, "budget_usd": 1.5, "timeout": 30, "policy": "cost"}.get(option.name, 3)
+        (tmp_path / "tiny-agent.toml").write_text(f"{option.name} = {json.dumps(sample)}\n")
+        try:
+            assert option.name in load_config(tmp_path).values, option.name
+        except Exception as exc:  # a number where the option takes text: try text
+            (tmp_path / "tiny-agent.toml").write_text(f'{option.name} = "x"\n')
+            assert option.name in load_config(tmp_path).values, (option.name, exc)
+
+
+def test_a_run_setting_from_the_file_applies_and_a_flag_replaces_it(
+    tmp_path: Path, private_dirs: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tiny_agent.testing import ScriptedProvider, tool_call
+    from tiny_agent.types import Message
+
+    (tmp_path / "notes.txt").write_text("milk\n")
+    (tmp_path / "tiny-agent.toml").write_text("max_steps = 1\n")
+    monkeypatch.chdir(tmp_path)
+    made: list[ScriptedProvider] = []
+
+    def resolve(name: str | None, **kwargs: Any) -> ScriptedProvider:
+        replies = [tool_call("read_file", f"c{i}", path="notes.txt") for i in range(3)] + [Message.assistant("ok")]
+        made.append(ScriptedProvider(replies, model="scripted-model", name=name or "scripted"))
+        return made[-1]
+
+    monkeypatch.setattr("tiny_agent.agent.parts.resolve_provider", resolve)
+    assert main(["--no-session", "read notes"]) == 3, "the file's max_steps = 1 stopped it"
+    assert "step limit (1 steps)" in capsys.readouterr().err
+    assert main(["--no-session", "--max-steps", "9", "read notes"]) == 0, "the flag replaces the file's value"
+    capsys.readouterr()
+    (tmp_path / "tiny-agent.toml").write_text('max_steps = "many"\n')
+    assert main(["--no-session", "read notes"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "tiny-agent.toml: max_steps:" in err and len(err.splitlines()) == 1
+    (tmp_path / "tiny-agent.toml").write_text("max_steps = 1\ncompact_at = 0.6\n")
+    monkeypatch.setenv("TINY_AGENT_STORE", str(tmp_path / "env.db"))
+    assert main(["config", "show"]) == 0
+    shown = capsys.readouterr().out
+    assert f"max_steps = 1  # workspace config {tmp_path / 'tiny-agent.toml'}" in shown
+    assert f'store = "{tmp_path / "env.db"}"  # environment TINY_AGENT_STORE' in shown
+    assert "keep_turns = null  # default" in shown

@@ -274,3 +274,26 @@ def test_a_command_given_as_one_string_is_refused_with_the_way_to_split_it() -> 
     with pytest.raises(ConfigError, match=r"sequence of words.*McpServer\.stdio\('python server\.py'\)"):
         McpServer(command="python server.py")  # type: ignore[arg-type]
     assert McpServer.stdio("python server.py").command == ("python", "server.py")
+
+
+def test_a_server_that_never_answers_is_given_up_on_at_the_deadline_it_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30, finding 9: a server silent on ``initialize`` was said to have had 30 s and took 45 (the
+    stop then waited for a task stuck in its start). One deadline now covers start, initialize and
+    the listing, and a server that missed it is cancelled, not waited for."""
+    from tiny_agent.errors import ConfigError
+    from tiny_agent.tools.mcp import connection
+    from tiny_agent.tools.mcp.tools import McpServers
+
+    monkeypatch.setattr(connection, "START_TIMEOUT", 1.0)
+    monkeypatch.setattr(connection, "_STOP_TIMEOUT", 60.0)  # what a stuck stop would cost, made plain
+    silent = McpServer(name="silent", command=("python3", "-c", "import time; time.sleep(120)"))
+    servers = McpServers([silent], cwd=tmp_path)
+    started = time.monotonic()
+    with pytest.raises(ConfigError, match=r"did not start within 1s"):
+        try:
+            servers.start()
+        finally:
+            servers.close()
+    assert time.monotonic() - started < 30, "the stop did not wait for the server stuck in its start"

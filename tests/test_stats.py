@@ -202,3 +202,95 @@ def test_an_empty_or_missing_store(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["stats", "--store", str(tmp_path / "typo.db")]) == 2
     assert "no session store at" in capsys.readouterr().err
     assert not (tmp_path / "typo.db").exists(), "stats never creates a store"
+
+
+# -- ccusage's tables ---------------------------------------------------------------------------
+
+T0 = 1_796_119_200.0  # 2026-12-01T10:00:00Z
+CALLS = [  # (hours after T0, provider, model, input with the cache's, output, cache read, cache write, usd)
+    (0.3, "anthropic", "claude-sonnet-4-6", 1000, 50, 600, 300, 0.0100),
+    (4.8, "anthropic", "claude-sonnet-4-6", 2000, 70, 1500, 400, 0.0200),
+    (5.2, "openai", "gpt-4o-mini", 800, 30, 500, 0, 0.0010),  # a new 5-hour block: 15:00
+    (15.5, "openai", "gpt-4o-mini", 900, 40, 0, 0, 0.0020),  # 2026-12-02 01:30 UTC
+    (24 * 31, "anthropic", "claude-sonnet-4-6", 3000, 90, 2000, 500, 0.0300),  # 2027-01-01 10:00
+]
+
+
+@pytest.fixture
+def usage_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from tiny_agent.context.entries import CallDone, CallOpened
+    from tiny_agent.context.entry_codec import encode
+    from tiny_agent.context.tokens import CallRecord
+    from tiny_agent.store import sqlite as sqlite_store
+    from tiny_agent.types import Usage
+
+    clock = [T0]
+    monkeypatch.setattr(sqlite_store.time, "time", lambda: clock[0])
+    with SQLiteStore(tmp_path / "u.db") as store:
+        sid = store.create(workspace=str(tmp_path)).id
+        head = -1
+        for hours, provider, model, given, out, read, write, usd in CALLS:
+            clock[0] = T0 + hours * 3600
+            opened = CallOpened("turn", model, given * 4, {"messages": 1}, "", provider)
+            record = CallRecord(Usage(given, out, read, write), usd, 1.0, model, None, "turn", stop_reason="end_turn")
+            done = store.append(sid, [encode(opened)], expected_head=head)
+            store.append(sid, [encode(CallDone(done[0].seq, record))], expected_head=done[0].seq)
+            head = done[0].seq + 1
+    return tmp_path / "u.db"
+
+
+def test_the_daily_and_monthly_tables_are_ccusages(usage_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tiny_agent.observe.usage import usage_table
+
+    with SQLiteStore(usage_store) as store:
+        daily = usage_table(store, "day", timezone="UTC")
+        monthly = usage_table(store, "month", timezone="UTC", breakdown=True, order="desc")
+        blocks = usage_table(store, "block", timezone="UTC")
+        weeks = usage_table(store, "week", timezone="UTC")
+        berlin = usage_table(store, "day", timezone="Europe/Berlin")
+    assert [r.key for r in daily.rows] == ["2026-12-01", "2026-12-02", "2027-01-01"]
+    first = daily.rows[0]
+    # ccusage's Input is what was billed uncached: 1000-600-300 + 2000-1500-400 + 800-500-0.
+    assert (first.input_tokens, first.output_tokens) == (100 + 100 + 300, 150)
+    assert (first.cache_create_tokens, first.cache_read_tokens) == (700, 2600)
+    assert first.total_tokens == 500 + 150 + 700 + 2600 and first.cost_usd == pytest.approx(0.031)
+    assert first.models == {"claude-sonnet-4-6", "gpt-4o-mini"}
+    assert daily.total.total_tokens == sum(r.total_tokens for r in daily.rows)
+    assert daily.total.cost_usd == pytest.approx(0.063)
+    assert [r.key for r in monthly.rows] == ["2027-01", "2026-12"], "newest first"
+    december = monthly.rows[1]
+    assert december.input_tokens == 500 + 900 and december.cost_usd == pytest.approx(0.033)
+    sonnet = december.breakdown["claude-sonnet-4-6"]
+    assert (sonnet.input_tokens, sonnet.cache_read_tokens, sonnet.calls) == (200, 2100, 2)
+    assert [(r.key, r.calls) for r in blocks.rows] == [
+        ("2026-12-01 10:00", 2), ("2026-12-01 15:00", 1), ("2026-12-02 01:00", 1), ("2027-01-01 10:00", 1)
+    ]  # fmt: skip
+    assert [r.key for r in weeks.rows] == ["2026-11-30", "2026-12-28"], "weeks start on Monday"
+    assert [r.key for r in berlin.rows] == ["2026-12-01", "2026-12-02", "2027-01-01"]
+    assert [r.calls for r in berlin.rows] == [3, 1, 1]
+    # The command: the same figures as text, CSV and JSON.
+    assert main(["stats", "--store", str(usage_store), "--by", "day", "--timezone", "UTC", "--format", "csv"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[0] == "Date,Models,Input,Output,Cache Create,Cache Read,Total Tokens,Cost (USD)"
+    assert rows[1] == "2026-12-01,claude-sonnet-4-6 gpt-4o-mini,500,150,700,2600,3950,0.0310"
+    assert rows[-1].startswith("Total,") and rows[-1].endswith(",0.0630")
+    assert main(["stats", "--store", str(usage_store), "--by", "month", "--timezone", "UTC", "--format", "json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert [r["key"] for r in body["rows"]] == ["2026-12", "2027-01"]
+    assert body["total"]["cache_creation_tokens"] == 700 + 500
+    assert main(["stats", "--store", str(usage_store), "--by", "month", "--breakdown", "--timezone", "UTC"]) == 0
+    text = capsys.readouterr().out
+    assert "Cache Create" in text and "└ claude-sonnet-4-6" in text and "\x1b[" not in text, "plain when piped"
+    # The clock is the fixture's (its last call, 2027-01-01 10:00): a week back holds only that call.
+    assert main(["stats", "--store", str(usage_store), "--since", "1w", "--by", "week", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total"]["calls"] == 1
+    assert main(["stats", "--store", str(usage_store), "--by", "day", "--timezone", "Mars/Olympus"]) == 2
+    assert "is not a time zone" in capsys.readouterr().err
+
+
+def test_every_table_has_the_cache_columns(usage_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for by in ("day", "week", "month", "model", "session", "block", "workspace"):
+        assert main(["stats", "--store", str(usage_store), "--by", by]) == 0, by
+        out = capsys.readouterr().out.lower()
+        assert "cache write" in out or "cache create" in out, by
+        assert "cache read" in out, by

@@ -197,8 +197,33 @@ def test_a_read_only_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     # The tests run as root, which permission bits do not stop: ask the check the way a user's
     # process would see a 0400 file.
     monkeypatch.setattr(os, "access", lambda p, mode: not (mode & os.W_OK))
-    with pytest.raises(StoreError, match=rf"{path} is read-only"):
-        SQLiteStore(path)
+    with SQLiteStore(path) as store, pytest.raises(StoreError, match=rf"{path} is read-only"):
+        store.create()
+
+
+@pytest.mark.parametrize("folder_writable", [True, False])
+def test_a_read_only_store_opens_for_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder_writable: bool
+) -> None:
+    """Issue 30, finding 4: a copied 0444 file or a read-only folder (a mounted backup) was refused."""
+    path = tmp_path / "backup" / "r.db"
+    with SQLiteStore(path) as store:
+        sid = store.create().id
+        store.append(sid, [user("hi")], expected_head=-1)
+    real = os.access
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda p, mode: real(p, mode) and not (mode & os.W_OK and (Path(p) == path or not folder_writable)),
+    )
+    with SQLiteStore(path) as store:
+        assert store.read_only
+        assert [s.id for s in store.sessions()] == [sid] and len(store.entries(sid)) == 1
+        with pytest.raises(StoreError, match=r"read-only \(opened for reading\): cannot append"):
+            store.append(sid, [user("x")], expected_head=0)
+    # SQLite itself was told: the root the tests run as would otherwise write through the bits.
+    with SQLiteStore(path) as store, pytest.raises(sqlite3.Error):
+        store._db.execute("DELETE FROM sessions")
 
 
 def test_sessions_by_prefix(store: SqlStore) -> None:

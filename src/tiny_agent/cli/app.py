@@ -19,10 +19,12 @@ import click
 from click_default_group import DefaultGroup
 
 from tiny_agent.agent.loop import RunResult
+from tiny_agent.cli.config_file import with_file_settings
 from tiny_agent.cli.options import agent_options
 from tiny_agent.cli.printer import Printer
 from tiny_agent.cli.runtime import Runtime, open_runtime
 from tiny_agent.cli.task_input import piped_task, stdin_is_terminal
+from tiny_agent.cli.typos import refuse_a_misspelt_command
 from tiny_agent.errors import ConfigError, StoreError, TinyAgentError
 from tiny_agent.text import from_os
 
@@ -85,6 +87,7 @@ class _Group(DefaultGroup):  # type: ignore[misc]  # click-default-group has no 
     "sessions list" (which costs a model call) with that store."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        refuse_a_misspelt_command(self, args)
         parsed: list[str] = super().parse_args(ctx, _command_first(self, ctx, args))
         return parsed
 
@@ -131,6 +134,7 @@ app: click.Group = click.group(
 def run_command(ctx: click.Context, /, task: tuple[str, ...], **opts: Any) -> int:
     """Run TASK in the workspace until the model answers. TASK "-" (or none, with input piped in)
     reads the task from stdin; with both, the piped text is added below the task as context."""
+    opts = with_file_settings(ctx, opts)
     text = piped_task(task)
     if text is None:
         if stdin_is_terminal() and not opts["as_json"]:

@@ -19,6 +19,7 @@ import click
 import platformdirs
 
 from tiny_agent.agent.events import Event, call_events
+from tiny_agent.cli.config_file import with_file_settings
 from tiny_agent.cli.options import agent_options
 from tiny_agent.cli.printer import Printer
 from tiny_agent.cli.runtime import Runtime, open_runtime
@@ -49,7 +50,7 @@ COMMANDS = {
 @click.pass_context
 def chat_command(ctx: click.Context, /, **opts: Any) -> int:
     """Talk to the agent on a new session (or -c / --resume ID to go on with one)."""
-    return chat_loop(ctx, opts)
+    return chat_loop(ctx, with_file_settings(ctx, opts))
 
 
 def chat_loop(click_ctx: click.Context, opts: dict[str, Any]) -> int:
@@ -176,7 +177,9 @@ class Commands:
         before_calls = len(ctx.ledger.calls)
         self.printer.line("compacting: the model is writing the summary (Ctrl-C cancels)")
         try:
-            done = ctx.compact(ctx.summarizer(provider), keep_turns=keep, provider=provider)
+            # No summarizer of its own: the automatic compaction's path, which asks at the end of the
+            # cached window (a cache read) and falls back to the transcript only when that cannot be.
+            done = ctx.compact(keep_turns=keep, provider=provider)
         except CompactionError as exc:
             self._call_lines(before_calls)
             self.printer.line(f"/compact: {exc}")

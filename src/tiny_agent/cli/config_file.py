@@ -26,11 +26,13 @@ workspace's) and flags come last. A value set in a closer place replaces the far
 (provider, model, base_url, api, effort, an MCP server of the same name); lists add up (pins, protect,
 allow_read, hooks). Files are read on every run, a resumed one too: what they set is given like a
 flag, and a change is recorded in the session. A file that cannot be used is one line naming the
-file and the key.
+file and the key. Every other option of ``run`` is a key too (``max_steps = 40``,
+``compact_at = 0.6``, ``budget_usd = 2``: see ``run_keys``), a flag given replacing it.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import shlex
 import string
@@ -43,15 +45,16 @@ from typing import Any
 import platformdirs
 
 from tiny_agent.agent.settings import RunSettings
+from tiny_agent.cli.config_name import CONFIG_NAME
+from tiny_agent.cli.run_keys import apply_file_settings, checked_value, run_option_keys
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.registry import PROVIDER_NAMES
 from tiny_agent.tools.hooks import DEFAULT_HOOK_TIMEOUT, HOOK_EVENTS, Hook
 from tiny_agent.tools.mcp.tools import DEFAULT_MCP_TIMEOUT, McpServer
 
-__all__ = ["CONFIG_KEYS", "CONFIG_NAME", "FileConfig", "config_paths", "load_config"]
+__all__ = ["CONFIG_KEYS", "CONFIG_NAME", "FileConfig", "config_paths", "load_config", "with_file_settings"]
 
-CONFIG_NAME = "tiny-agent.toml"
-SCALARS = ("provider", "model", "base_url", "api", "thinking", "thinking_display", "effort", "allow_shell")
+SCALARS = ("provider", "model", "base_url")
 LISTS = ("pins", "protect", "allow_read")
 CONFIG_KEYS = (*SCALARS, *LISTS, "mcp", "hooks")
 SERVER_KEYS = ("command", "url", "env", "env_vars", "headers", "timeout")
@@ -169,9 +172,16 @@ def _read(path: Path) -> dict[str, Any] | None:
         raise ConfigError(f"{path}: cannot be read: {getattr(exc, 'strerror', None) or exc}") from exc
 
 
+def with_file_settings(ctx: Any, opts: dict[str, Any]) -> dict[str, Any]:
+    """``opts`` (a run's or a chat's options) with the files' run settings where no flag was given."""
+    if opts.get("no_config"):
+        return opts
+    return apply_file_settings(ctx, opts, load_config(opts.get("workspace") or ".").values)
+
+
 def _merge(values: dict[str, Any], sources: dict[str, str], table: dict[str, Any], path: str) -> None:
     for key, value in table.items():
-        if key in SCALARS:
+        if key in SCALARS or key not in CONFIG_KEYS:  # a run setting: the closer file's value
             values[key], sources[key] = value, path
         elif key in LISTS:
             values[key] = [*values.get(key, []), *(v for v in value if v not in values.get(key, []))]
@@ -192,12 +202,16 @@ def _checked(table: dict[str, Any], path: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in table.items():
         where = f"{path}: {key}"
+        if key not in CONFIG_KEYS and key not in run_option_keys():
+            known = (*CONFIG_KEYS, *run_option_keys())
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"{where}: unknown key; {hint}the keys are: {', '.join(known)}")
         if key not in CONFIG_KEYS:
-            raise ConfigError(f"{where}: unknown key; the keys are: {', '.join(CONFIG_KEYS)}")
-        if key == "allow_shell" and isinstance(value, bool):  # allow_shell = true: ask on the terminal
-            out[key] = "ask" if value else "off"
+            checked_value(key, value, where)
+            out[key] = value
         elif key in SCALARS:
-            out[key] = str(value) if key == "thinking" and isinstance(value, int) else _string(value, where)
+            out[key] = _string(value, where)
         elif key in LISTS:
             out[key] = _strings(value, where)
         elif key == "mcp":

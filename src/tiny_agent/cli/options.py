@@ -18,7 +18,7 @@ import click
 from tiny_agent.agent.budget import STOP_SHARE
 from tiny_agent.agent.loop import AgentConfig
 from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, LOCAL_TIMEOUT
-from tiny_agent.cli.config_file import CONFIG_NAME
+from tiny_agent.cli.config_name import CONFIG_NAME
 from tiny_agent.context.engine import ContextConfig
 from tiny_agent.context.shrink.registry import POLICIES, policy_named, policy_names
 from tiny_agent.errors import ConfigError

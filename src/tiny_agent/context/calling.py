@@ -61,6 +61,8 @@ class Recorder(Protocol):
 
     def threshold(self, provider: Provider | None = None) -> int: ...
 
+    def planned_threshold(self, provider: Provider) -> int: ...
+
     def replayed_prompt(self, before_seq: int) -> Prompt: ...
 
 
@@ -129,7 +131,7 @@ def _opened(engine: Recorder, provider: Provider, purpose: str, rendered: Render
         tuple(engine.state.changes),
         shared,
         engine.context_window(provider),
-        engine.threshold(provider),
+        engine.planned_threshold(provider),  # where the active policy will compact, for the plot
         engine.decided,
     )
 

@@ -29,7 +29,7 @@ from tiny_agent.context.diagnosis import Before
 from tiny_agent.context.legality import repair
 from tiny_agent.context.log import Log
 from tiny_agent.context.render import Rendered, Renderer
-from tiny_agent.context.shrink import clearing
+from tiny_agent.context.shrink import clearing, policy
 from tiny_agent.context.shrink import summarize as shrink
 from tiny_agent.context.shrink.compaction import Compaction, CompactionHooks, Summarizer
 from tiny_agent.context.state import State
@@ -227,6 +227,11 @@ class Context(Conversation):
         estimate = self.ledger.estimate_chars(rendered.chars)
         size_guard.check(provider, rendered, window=window, estimate=estimate, task=True)
 
+    def planned_threshold(self, provider: Provider) -> int:
+        """Where the active policy will compact (see ``shrink.policy.planned_threshold``): the
+        ceiling ``threshold`` under "fraction", the cheapest cycle's threshold under "cost"."""
+        return policy.planned_threshold(self, provider)
+
     def needs_compaction(self, provider: Provider | None = None) -> bool:
         return self.context_tokens(provider) > self.threshold(provider)
 
@@ -274,6 +279,8 @@ class Context(Conversation):
         return clearing.clear_old_output(self, provider)
 
     def summarizer(self, provider: Provider) -> Summarizer:
-        """A summarizer that calls ``provider`` with this context's own system and tools first, so
-        the summary call reads the same cached prefix as the turns around it."""
+        """A summarizer that calls ``provider`` with this context's own system and tools first, over a
+        flattened transcript. ``compact(provider=...)`` without a summarizer is the path automatic
+        compaction takes (a cache read at the end of the window, this one as its fallback): chat's
+        /compact uses that one; pass this only to force the transcript."""
         return shrink.transcript_summarizer(self, provider)

@@ -33,6 +33,7 @@ from tiny_agent.context.entries import (
 )
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import UnreadableEntry
+from tiny_agent.redaction import redact_json
 from tiny_agent.store.base import UNREADABLE, NewEntry
 from tiny_agent.types import Block, Entry, ToolResultBlock, block_from_dict
 
@@ -97,7 +98,7 @@ def encode(value: TypedEntry) -> NewEntry:
         case PinChange(add=add, remove=remove):
             body.update({k: v for k, v in (("add", add), ("remove", remove)) if v is not None})
         case ConfigChange(settings=settings) | RunChange(settings=settings):
-            body["settings"] = dict(settings)
+            body["settings"] = redact_json(dict(settings))  # a URL's password is never stored
         case Note(text=text):
             body["text"] = text
         case RunStop(reason=reason, steps=steps, detail=detail):

@@ -41,9 +41,11 @@ def reply_tokens(body: Mapping[str, Any]) -> int:
 def check(provider: Provider, rendered: Rendered, *, window: int, estimate: int, task: bool = False) -> None:
     """Raise ``RequestTooLarge`` when ``rendered`` cannot fit in ``window`` with its reply. ``task``:
     the last message is a new task (the advice is about the task, not the session)."""
+    profile = provider.profile
+    if not profile.sends_requests:
+        return
     reply = reply_tokens(rendered.body)
     room = window - reply
-    profile = provider.profile
     if reply >= window:
         raise RequestTooLarge(
             f"the reply may take {reply:,} tokens (--max-tokens), which leaves no room for the request in the "

@@ -17,6 +17,7 @@ only context, providers, store and types. matplotlib is imported only by ``obser
 - ``stats``: ``stats``: what stored sessions cost, what the cache read, which prefix layers moved.
 - ``telemetry``: OpenTelemetry spans for a run, its model calls and its tool calls.
 - ``view``: ``tiny-agent view``: a session as a local web page (timeline, request beside request, what-ifs).
+- ``usage``: ccusage's tables: tokens by class and dollars per day, week, month, model, session or 5-hour block.
 """
 
 from tiny_agent.observe.figures import Figures, LayerFigures, MissCause

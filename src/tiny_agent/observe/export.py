@@ -16,7 +16,7 @@ from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.adapters import wire_adapter
 from tiny_agent.store.base import SessionInfo
 from tiny_agent.store.migrations import SCHEMA_VERSION
-from tiny_agent.types import Entry, Prompt
+from tiny_agent.types import Entry, Message, Prompt
 
 __all__ = ["EXPORT_FORMAT", "JSONL", "ExportFormat", "export_lines", "read_export"]
 
@@ -28,8 +28,9 @@ ExportFormat = str
 
 def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat = JSONL) -> Iterator[str]:
     """The session as lines of text. ``jsonl``: a header, then one entry per line (a fork's inherited
-    entries included). A wire's name (``anthropic``, ``openai``, ...): one request body of it with
-    every message."""
+    entries included). A wire's name (``anthropic``, ``openai``, ...): one request body, legal to send:
+    every message up to the last user turn, that is the request that asked for the session's last
+    answer (a body ending on the assistant's reply is not a request a wire takes, and ``lint`` says so)."""
     if fmt == JSONL:
         header = {"format": EXPORT_FORMAT, "version": 1, "schema": SCHEMA_VERSION, "session": info.to_dict()}
         yield json.dumps(header, ensure_ascii=False)
@@ -38,9 +39,18 @@ def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat 
         return
     context = Context(log=MemoryLog(entries))
     model = str(context.run_settings.get("model") or "unknown")
-    prompt = Prompt(context.system_blocks(), context.tools, context.messages)
+    prompt = Prompt(context.system_blocks(), context.tools, _up_to_last_user(context.messages))
     body = wire_adapter(fmt, model).render(prompt)  # only the SDK of the wire asked for is imported
     yield json.dumps(body, ensure_ascii=False, indent=2)
+
+
+def _up_to_last_user(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """``messages`` without the assistant turn(s) after the last user message (tool results are user
+    messages: a session cut during a tool call keeps them, and is asked for the next step)."""
+    end = len(messages)
+    while end and messages[end - 1].role == "assistant":
+        end -= 1
+    return tuple(messages[:end])
 
 
 def read_export(lines: Iterable[str], source: str) -> tuple[SessionInfo, list[Entry]]:

@@ -90,9 +90,12 @@ def _layer_lines(f: Figures) -> list[str]:
 
 
 def format_table(groups: Mapping[str, Figures], by: str, title: Callable[[str], str] | None = None) -> list[str]:
-    """One row per group: calls, input, hit rate, cost, saved, misses, and the layers that changed;
-    ``title`` names a shown session (``lambda sid: store.get(sid).title``)."""
-    head = f"{'by ' + by:<24} {'calls':>7} {'input':>12} {'hit':>5} {'cost':>11} {'saved':>11} {'misses':>7}"
+    """One row per group: calls, input, cache write and read, hit rate, cost, saved, misses, and the
+    layers that changed; ``title`` names a shown session (``lambda sid: store.get(sid).title``)."""
+    head = (
+        f"{'by ' + by:<24} {'calls':>7} {'input':>12} {'cache write':>12} {'cache read':>12} {'hit':>5} "
+        f"{'cost':>11} {'saved':>11} {'misses':>7}"
+    )
     lines = [head + "  tools system pins messages"]
     ranked = sorted(groups.items(), key=lambda kv: kv[0]) if by == "day" else _by_cost(groups)
     for key, f in ranked[:GROUP_ROWS]:
@@ -100,7 +103,8 @@ def format_table(groups: Mapping[str, Figures], by: str, title: Callable[[str], 
         layers = " ".join(f"{f.layers[n].changed:>{len(n) if n != 'tools' else 5}}" for n in LAYERS if n in f.layers)
         named = f"  {title(key)[:40]}" if title is not None and by == "session" else ""
         lines.append(
-            f"{name[:24]:<24} {f.calls:>7,} {f.input_tokens:>12,} {_share(f.hit_rate):>5} {_usd(f.cost_usd):>11} "
+            f"{name[:24]:<24} {f.calls:>7,} {f.input_tokens:>12,} {_n(f.cache_write_tokens):>12} "
+            f"{_n(f.cache_read_tokens):>12} {_share(f.hit_rate):>5} {_usd(f.cost_usd):>11} "
             f"{_usd(f.saved_usd):>11} {f.misses:>7,}  {layers}{named}"
         )
     if len(ranked) > GROUP_ROWS:

@@ -27,13 +27,13 @@ from tiny_agent.observe.causes import system_changes
 from tiny_agent.observe.figures import Figures, Sums, unit_prices
 from tiny_agent.store.base import CallQuery, GroupKey, Store, UnitPrices
 
-__all__ = ["BY", "Stats", "parse_when", "stats"]
+__all__ = ["BY", "Stats", "When", "parse_when", "stats"]
 
 BY: tuple[GroupKey, ...] = ("session", "day", "model", "workspace")
 """What ``--by`` offers."""
 
 When = str | float | datetime.date | datetime.datetime | None
-_AGE = re.compile(r"^(\d+)\s*([dhm])$")
+_AGE = re.compile(r"^(\d+)\s*([wdhm])$")
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,8 @@ def _bulk() -> Iterator[None]:
 
 def parse_when(value: When, name: str = "since", *, end: bool = False) -> float | None:
     """Unix time of a date (``2026-12-01``; as an end, the end of that day), a local time
-    (``2026-12-01T14:30``, an offset allowed), ``today``, ``yesterday``, or an age (``7d``, ``12h``, ``30m``)."""
+    (``2026-12-01T14:30``, an offset allowed), ``today``, ``yesterday``, or an age (``1w``, ``7d``, ``12h``,
+    ``30m``)."""
     if value is None or isinstance(value, int | float):
         return None if value is None else float(value)
     if isinstance(value, datetime.datetime):
@@ -230,7 +231,7 @@ def parse_when(value: When, name: str = "since", *, end: bool = False) -> float 
         return parse_when(named[text], name, end=end)
     age = _AGE.match(text)
     if age:
-        seconds = int(age.group(1)) * {"d": 86400, "h": 3600, "m": 60}[age.group(2)]
+        seconds = int(age.group(1)) * {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60}[age.group(2)]
         return time.time() - seconds
     try:
         if len(text) == 10:
@@ -240,7 +241,7 @@ def parse_when(value: When, name: str = "since", *, end: bool = False) -> float 
         pass
     raise ConfigError(
         f"--{name} {value!r} is not a date: give a date like 2026-12-01, a time like 2026-12-01T14:30, "
-        "today, yesterday, or an age like 7d"
+        "today, yesterday, or an age like 7d or 1w"
     )
 
 

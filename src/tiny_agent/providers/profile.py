@@ -62,6 +62,9 @@ class ProviderProfile:
     the decoding grammar changes), so a summary call may forbid them without a cache miss."""
     cache_home: str = ""
     """Where the cache lives when it is one server's memory (its URL, no credentials)."""
+    sends_requests: bool = True
+    """The endpoint takes the requests (a model): the size guard stands before it. A replay's stand-in
+    sends nothing, so a request over the window is counted there as an overflow, not refused."""
     model_is_display_name: bool = False
     """``model`` names the model for display only (the local model's .gguf stem, not its path): a
     session remembers the model the user gave, never this name in its place."""

@@ -143,6 +143,10 @@ class Store(Protocol):
         """The calls that match ``query``, by session then seq."""
         ...
 
+    def usage_sums(self, query: CallQuery, *, by_session: bool = False) -> list[tuple[Any, ...]]:
+        """The answered calls summed per 15-minute bucket and model (see ``call_queries.usage_sums``)."""
+        ...
+
     def call_totals(
         self, query: CallQuery, by: Sequence[GroupKey] = (), *, prices: UnitPrices | None = None
     ) -> list[CallTotals]:

@@ -21,9 +21,22 @@ from tiny_agent.store.base import (
     UnitPrices,
 )
 from tiny_agent.store.call_index import EVENT_COLUMNS
-from tiny_agent.store.dialect import Db, Dialect
+from tiny_agent.store.dialect import SQLITE, Db, Dialect
 
-__all__ = ["CallIndexReads", "call_rows", "call_totals", "event_rows", "event_totals", "miss_counts", "models"]
+__all__ = [
+    "USAGE_BUCKET_S",
+    "CallIndexReads",
+    "call_rows",
+    "call_totals",
+    "event_rows",
+    "event_totals",
+    "miss_counts",
+    "models",
+    "usage_sums",
+]
+
+USAGE_BUCKET_S = 900
+"""The time buckets usage is summed in: every time zone's offset is a multiple of 15 minutes."""
 
 _KEYS: dict[str, str] = {
     "session": "session_id",
@@ -166,6 +179,28 @@ def call_rows(db: Db, query: CallQuery) -> list[CallRow]:
     return out
 
 
+def usage_sums(db: Db, d: Dialect, query: CallQuery, *, by_session: bool = False) -> list[tuple[Any, ...]]:
+    """The answered calls summed per 15-minute bucket and model (and session): (bucket, first call's
+    time, model, session or None, calls, uncached input, output, cache read, cache write, dollars).
+    A month of calls is a few thousand rows, whatever the number of calls."""
+    where, args = _where(query)
+    where = f"{where} AND status = 'done'" if where else " WHERE status = 'done'"
+    bucket = f"CAST(at / {USAGE_BUCKET_S} AS INTEGER)" if d is SQLITE else f"FLOOR(at / {USAGE_BUCKET_S})::bigint"
+    read, write = "coalesce(cache_read_tokens, 0)", "coalesce(cache_write_tokens, 0)"
+    uncached = f"coalesce(input_tokens, 0) - {read} - {write}"
+    session = "session_id" if by_session else "NULL"
+    select = ", ".join(
+        [
+            bucket, "min(at)", "coalesce(response_model, model)", session, "count(*)",
+            d.total(f"CASE WHEN {uncached} > 0 THEN {uncached} ELSE 0 END"), d.total("output_tokens"),
+            d.total("cache_read_tokens"), d.total("cache_write_tokens"), d.total("cost_usd"),
+        ]
+    )  # fmt: skip
+    group = f"1, 3{', 4' if by_session else ''}"
+    rows = db.execute(f"SELECT {select} FROM calls{where} GROUP BY {group} ORDER BY 1", args).fetchall()
+    return [tuple(r) for r in rows]
+
+
 def event_rows(db: Db, query: CallQuery) -> list[EventRow]:
     where, args = _where(query, events=True)
     rows = db.execute(f"SELECT {EVENT_COLUMNS} FROM events{where} ORDER BY session_id, seq", args).fetchall()
@@ -211,6 +246,10 @@ class CallIndexReads:
     ) -> list[tuple[tuple[str | None, ...], str, int]]:
         with self._reading("count the misses") as db:
             return miss_counts(db, self._dialect, query, by)
+
+    def usage_sums(self, query: CallQuery, *, by_session: bool = False) -> list[tuple[Any, ...]]:
+        with self._reading("sum the usage") as db:
+            return usage_sums(db, self._dialect, query, by_session=by_session)
 
     def events(self, query: CallQuery) -> list[EventRow]:
         with self._reading("read the events") as db:

@@ -18,12 +18,13 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 from tiny_agent.errors import ConfigError, StoreError
 from tiny_agent.store.conflicts import refused
 from tiny_agent.store.dialect import SQLITE, Db
 from tiny_agent.store.location import default_location, is_postgres, shown_location
-from tiny_agent.store.migrations import migrate
+from tiny_agent.store.migrations import SCHEMA_VERSION, migrate
 from tiny_agent.store.sql_store import SqlStore
 
 __all__ = ["SQLiteStore"]
@@ -50,7 +51,8 @@ class SQLiteStore(SqlStore):
         self._dialect = SQLITE
         self._writer = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._held: set[str] = set()
-        self._db = self._open(busy_timeout)
+        self.read_only = self._is_read_only()
+        self._db = self._open_read_only() if self.read_only else self._open(busy_timeout)
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -73,6 +75,40 @@ class SQLiteStore(SqlStore):
         except BaseException:
             db.close()
             raise
+        return db
+
+    def _is_read_only(self) -> bool:
+        """An existing file this process cannot write, or in a folder it cannot write (a copied 0444
+        file, a mounted backup): opened for reading; every write says so in one line."""
+        if not self.path.is_file():
+            return False
+        return not os.access(self.path, os.W_OK) or not os.access(self.path.parent, os.W_OK | os.X_OK)
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """``mode=ro`` where SQLite can still read the WAL beside the file; ``immutable=1`` where it
+        cannot (no ``-shm`` can be made in a read-only folder): a backup does not change under us."""
+        uri = f"file:{quote(str(self.path.resolve()))}"
+        db: sqlite3.Connection | None = None
+        for flags in ("mode=ro", "immutable=1"):
+            try:
+                db = sqlite3.connect(f"{uri}?{flags}", uri=True, isolation_level=None, check_same_thread=False)
+                version = int(db.execute("PRAGMA user_version").fetchone()[0])
+                break
+            except sqlite3.Error as exc:
+                if db is not None:
+                    db.close()
+                db = None
+                if flags == "immutable=1":
+                    with self._errors("open"):
+                        raise exc
+        assert db is not None
+        if version != SCHEMA_VERSION:
+            db.close()
+            how = "newer than this tiny-agent knows" if version > SCHEMA_VERSION else "older than this tiny-agent's"
+            raise StoreError(
+                f"session store {self.path} is read-only and its schema version {version} is {how} "
+                f"({SCHEMA_VERSION}); copy it somewhere writable and open the copy with --store PATH"
+            )
         return db
 
     def _create_file(self) -> None:
@@ -150,6 +186,11 @@ class SQLiteStore(SqlStore):
 
     @contextlib.contextmanager
     def _transaction(self, action: str) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            raise StoreError(
+                f"session store {self.path} is read-only (opened for reading): cannot {action}; "
+                "copy it somewhere writable, or choose another store with --store PATH"
+            )
         with self._errors(action):
             self._db.execute("BEGIN IMMEDIATE")
             try:

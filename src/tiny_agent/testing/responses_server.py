@@ -29,7 +29,6 @@ threshold is passed; streams as ``response.created`` ... ``response.output_text.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import threading
 import time
@@ -39,10 +38,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tiny_agent.providers.cache_sim import GenaiPricer, SimCall, Simulator
-from tiny_agent.providers.prefix import block_tokens, canonical
+from tiny_agent.providers.prefix import block_tokens
 from tiny_agent.providers.responses.check import BREAKPOINT, INPUT_PARTS, check_input
 from tiny_agent.providers.responses.items import reasons
 from tiny_agent.providers.wire import rules_of
+from tiny_agent.testing.responses_replies import Event, diagnose, events, response
+from tiny_agent.testing.responses_replies import fingerprint as fingerprint_of
 from tiny_agent.testing.tasks import ScriptedTask, Task
 from tiny_agent.types import Block, TextBlock, ToolUseBlock
 
@@ -145,7 +146,7 @@ class ResponsesServer:
             return
         reply = self._answer(parts[0], route, body)
         if body.get("stream"):
-            _send_stream(http, _events(reply))
+            _send_stream(http, events(reply))
         else:
             _send(http, 200, reply)
 
@@ -192,12 +193,12 @@ class ResponsesServer:
             output = sum(block_tokens(b.to_dict()) for b in blocks) + thinking
             call = sim.send(self.clock(), body, output)
             items = self._items(route, number, model, blocks, stop, body)
-            reply = _response(number, model, items, call, thinking)
-            fingerprint = _fingerprint(body)
+            reply = response(number, model, items, call, thinking)
+            fingerprint = fingerprint_of(body)
             options = body.get("prompt_cache_options")
             compared = options.get("comparison_response_id") if isinstance(options, Mapping) else None
             if isinstance(compared, str):
-                reply["prompt_cache_diagnostics"] = _diagnose(route.fingerprints.get(compared), fingerprint)
+                reply["prompt_cache_diagnostics"] = diagnose(route.fingerprints.get(compared), fingerprint)
             route.fingerprints[reply["id"]] = fingerprint
             route.bills.append(ResponseBill(name, body, call, reply))
         return reply
@@ -263,102 +264,6 @@ def _opened(sealed: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return found if isinstance(found, dict) else {}
-
-
-def _response(number: int, model: str, items: list[dict[str, Any]], call: SimCall, thinking: int) -> dict[str, Any]:
-    details: dict[str, Any] = {"cached_tokens": call.cache_read, "cache_write_tokens": call.cache_write}
-    return {
-        "id": f"resp_{number:05d}",
-        "object": "response",
-        "created_at": int(call.at),
-        "status": "completed",
-        "model": model,
-        "output": items,
-        "usage": {
-            "input_tokens": call.input_tokens,
-            "input_tokens_details": details,
-            "output_tokens": call.output_tokens,
-            "output_tokens_details": {"reasoning_tokens": thinking},
-            "total_tokens": call.input_tokens + call.output_tokens,
-        },
-    }
-
-
-def _fingerprint(body: Mapping[str, Any]) -> dict[str, Any]:
-    def digest(value: Any) -> str:
-        return hashlib.sha256(canonical(value).encode()).hexdigest()[:16]
-
-    reasoning = body.get("reasoning")
-    items = [digest(_unmarked(x)) for x in body.get("input") or []]
-    return {
-        "model_changed": body.get("model"),
-        "prompt_cache_key_changed": body.get("prompt_cache_key"),
-        "tools_changed": digest(body.get("tools") or []),
-        "text_format_changed": digest(body.get("text") or {}),
-        "reasoning_effort_changed": reasoning.get("effort") if isinstance(reasoning, Mapping) else None,
-        "context_compacted": any(x.get("type") == "compaction" for x in body.get("input") or []),
-        "items": items,
-        "tokens": [block_tokens(_unmarked(x)) for x in body.get("input") or []],
-    }
-
-
-def _unmarked(item: Any) -> Any:
-    from tiny_agent.providers.prefix import without_marks
-
-    return without_marks(item)
-
-
-def _diagnose(before: Mapping[str, Any] | None, now: Mapping[str, Any]) -> dict[str, Any]:
-    """The server's comparison with the named response's request: the first layer that diverged."""
-    if before is None:
-        return {"type": "comparison_response_not_found"}
-    total = sum(now["tokens"])
-    for reason in (
-        "model_changed",
-        "prompt_cache_key_changed",
-        "tools_changed",
-        "text_format_changed",
-        "reasoning_effort_changed",
-    ):
-        if before[reason] != now[reason]:
-            return {"type": "cache_miss", "reason": reason, "cache_missed_tokens": total}
-    if now["context_compacted"] and not before["context_compacted"]:
-        return {"type": "cache_miss", "reason": "context_compacted", "cache_missed_tokens": total}
-    shared = next((i for i, (a, b) in enumerate(zip(before["items"], now["items"], strict=False)) if a != b), None)
-    if shared is None:
-        return {"type": "cache_hit"}
-    missed = sum(now["tokens"][shared:])
-    reusable = sum(before["tokens"][:shared])
-    return {
-        "type": "cache_miss",
-        "reason": "input_changed",
-        "cache_missed_tokens": missed,
-        "comparison_reusable_tokens": reusable,
-    }
-
-
-Event = tuple[str, Mapping[str, Any]]
-
-
-def _events(reply: Mapping[str, Any]) -> Iterator[Event]:
-    started = {**reply, "status": "in_progress", "output": [], "usage": None}
-    yield "response.created", {"type": "response.created", "response": started}
-    for index, item in enumerate(reply["output"]):
-        opening = {**item, "content": []} if item["type"] == "message" else item
-        added = {"type": "response.output_item.added", "output_index": index, "item": opening}
-        yield "response.output_item.added", added
-        if item["type"] == "message":
-            for part in item["content"]:
-                delta = {
-                    "type": "response.output_text.delta",
-                    "output_index": index,
-                    "item_id": item["id"],
-                    "content_index": 0,
-                    "delta": part["text"],
-                }
-                yield "response.output_text.delta", delta
-        yield "response.output_item.done", {"type": "response.output_item.done", "output_index": index, "item": item}
-    yield "response.completed", {"type": "response.completed", "response": reply}
 
 
 def _send(http: BaseHTTPRequestHandler, status: int, payload: Mapping[str, Any]) -> None:

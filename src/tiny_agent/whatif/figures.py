@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from tiny_agent.context.entries import Decision
 
-__all__ = ["NOTE", "CallFigures", "Figures", "Policy", "Replay", "decision_text", "replay_lines", "sweep_lines"]
+__all__ = [
+    "NOTE",
+    "CallFigures",
+    "Figures",
+    "Policy",
+    "Replay",
+    "decision_text",
+    "paired_rows",
+    "replay_lines",
+    "sweep_lines",
+]
 
 
 @dataclass(frozen=True)
@@ -29,11 +39,11 @@ class Policy:
     def describe(self) -> str:
         """``compact-at=12000 keep-turns=2``, as the flags are written; "as recorded" for none."""
         values = {**self.config, **{k: getattr(self, k) for k in ("cache_ttl", "provider", "model", "summary_tokens")}}
-        parts = [f"{k.replace('_', '-')}={_value(v)}" for k, v in values.items() if k in self.config or v]
+        parts = [f"{k.replace('_', '-')}={flag_value(v)}" for k, v in values.items() if k in self.config or v]
         return " ".join(parts) or "as recorded"
 
 
-def _value(value: Any) -> str:
+def flag_value(value: Any) -> str:
     if value is None:
         return "never"
     if isinstance(value, float) and value.is_integer() and value > 1:
@@ -54,9 +64,19 @@ class CallFigures:
     """Some of these figures are the engine's estimate, not a recorded measurement."""
     pins_present: bool = True
     fingerprint: Mapping[str, Any] = field(default_factory=dict)
+    call: int | None = None
+    """The recorded call's id (the seq of its call entry) this row is, or None for a call the
+    recording did not make; rows are paired by it."""
+    window: int | None = None
+    """The context window the call was sent into (replayed side): a request over it overflows."""
+
+    @property
+    def overflows(self) -> bool:
+        return self.window is not None and self.input_tokens > self.window
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "fingerprint"}
+        out = {k: v for k, v in self.__dict__.items() if k != "fingerprint"}
+        return {**out, "overflows": self.overflows}
 
 
 @dataclass(frozen=True)
@@ -70,6 +90,10 @@ class Figures:
     decisions: tuple[Decision, ...] = ()
     """What the policy decided, where it acted (the recording's read from its log, guessed for a
     session from before decisions were written; the replay's from its own)."""
+    unfinished: tuple[int, ...] = ()
+    """Calls in flight when the session ended (a call entry with no reply or failure after it), by id."""
+    described: str = ""
+    """The policy the side ran under, its settings written as flags (``policy=cost compact-at=0.8``)."""
 
     def total(self, name: str) -> int:
         return sum(int(getattr(c, name)) for c in self.per_call)
@@ -101,6 +125,8 @@ class Figures:
             "estimated": self.estimated,
             "every_pin_in_every_request": self.every_pin_in_every_request,
             "decisions": [_decision(d) for d in self.decisions],
+            "unfinished_calls": list(self.unfinished),
+            "overflows": [i for i, c in enumerate(self.per_call, 1) if c.overflows],
             "per_call": [c.to_dict() for c in self.per_call],
         }
 
@@ -179,18 +205,32 @@ def _total(f: Figures) -> str:
 def replay_lines(replay: Replay, *, per_call: bool = True) -> list[str]:
     """A replay for people: recorded and replayed side by side, per call and in total."""
     rec, rep = replay.recorded, replay.replayed
+    changed = replay.policy.describe()
+    under = rep.described or changed
+    if changed != "as recorded":
+        under = f"{under} (changed: {changed})" if rep.described else changed
+    elif rep.described:
+        under = f"{under} (the recorded policy)"
     lines = [
-        f"replay under {replay.policy.describe()}: recorded on {rec.provider} · {rec.model}, "
-        f"replayed on {rep.provider} · {rep.model}",
+        f"replay under {under}: recorded on {rec.provider} · {rec.model}, replayed on {rep.provider} · {rep.model}",
         NOTE,
     ]
     if per_call:
         head = f"{'purpose':<10} {'in/read/write/out':>25}  {'cost':>9}"
         lines.append(f"{'#':>4}  recorded: {head}   replayed: {head}")
-        for i in range(max(len(rec.per_call), len(rep.per_call))):
-            left = rec.per_call[i] if i < len(rec.per_call) else None
-            right = rep.per_call[i] if i < len(rep.per_call) else None
-            lines.append(f"{i + 1:>4}  {_row(left)}             {_row(right)}")
+        for left, right in paired_rows(rec.per_call, rep.per_call):
+            number = f"{left.call}" if left is not None and left.call is not None else ""
+            flag = "  OVERFLOW" if right is not None and right.overflows else ""
+            lines.append(f"{number:>4}  {_row(left)}             {_row(right)}{flag}")
+    for call in rec.unfinished:
+        lines.append(f"call {call} was in flight when the session ended (no reply recorded): not replayed")
+    over = [c for c in rep.per_call if c.overflows]
+    if over:
+        worst = max(over, key=lambda c: c.input_tokens)
+        lines.append(
+            f"OVERFLOW: {len(over)} replayed request(s) exceed the {worst.window:,}-token window (the largest "
+            f"{worst.input_tokens:,} tokens): the provider would refuse them; compact earlier (--compact-at)"
+        )
     lines.append(f"recorded: {_total(rec)}")
     lines.append(f"replayed: {_total(rep)}")
     if rec.decisions or rep.decisions:
@@ -205,6 +245,33 @@ def replay_lines(replay: Replay, *, per_call: bool = True) -> list[str]:
             model = f"{side.provider} · {side.model}"
             lines.append(f"$? = no known price for {model} (genai-prices has none): the {name} cost is unknown")
     return lines
+
+
+def paired_rows(
+    recorded: Sequence[CallFigures], replayed: Sequence[CallFigures]
+) -> list[tuple[CallFigures | None, CallFigures | None]]:
+    """The two sides row by row, a recorded call beside the replayed call of the same id; a call only
+    one side made (a compaction the other policy did not do) on a row of its own, in order."""
+    replayed_ids = {c.call for c in replayed if c.call is not None}
+    recorded_ids = {c.call for c in recorded if c.call is not None}
+    rows: list[tuple[CallFigures | None, CallFigures | None]] = []
+    i = j = 0
+    while i < len(recorded) or j < len(replayed):
+        left = recorded[i] if i < len(recorded) else None
+        right = replayed[j] if j < len(replayed) else None
+        if left is not None and right is not None and left.call is not None and left.call == right.call:
+            rows.append((left, right))
+            i, j = i + 1, j + 1
+        elif left is not None and (left.call not in replayed_ids or right is None):
+            rows.append((left, None))
+            i += 1
+        elif right is not None and (right.call not in recorded_ids or left is None):
+            rows.append((None, right))
+            j += 1
+        else:  # both wait for a call the other side has later: not in the same order; take the left
+            rows.append((left, None))
+            i += 1
+    return rows
 
 
 def sweep_lines(replays: list[Replay]) -> list[str]:

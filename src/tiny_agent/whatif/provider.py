@@ -8,6 +8,7 @@ as ``context.replay`` describes, and every call's figures are kept for the compa
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,8 @@ class Recorded:
     """Every call entry, by its seq."""
     calls: list[tuple[CallOpened, CallRecord]] = field(default_factory=list)
     """Every answered call, in order."""
+    call_seqs: list[int] = field(default_factory=list)
+    """The seq of each of ``calls``' call entries (its id, which the replay's rows are paired by)."""
     sizes: dict[str, CallRecord] = field(default_factory=dict)
     """A recorded call by the fingerprint of its request."""
     policy_replies: list[Reply] = field(default_factory=list)
@@ -83,6 +86,7 @@ class Recorded:
                     call, record = opened[value.call], value.record
                     found.records[value.call] = record
                     found.calls.append((call, record))
+                    found.call_seqs.append(value.call)
                     found.sizes.setdefault(canonical(call.fingerprint), record)
                     if record.usage.input_tokens and call.chars:
                         ratios.setdefault(call.purpose, []).append(call.chars / record.usage.input_tokens)
@@ -161,7 +165,7 @@ class ReplayProvider:
         """``as_recorded``: the profile is the recording's (provider, model, lifetime), so a request
         identical to the recorded one, after identical ones, was billed as the recording says."""
         self._engine = engine
-        self._profile = profile
+        self._profile = dataclasses.replace(profile, sends_requests=False)
         self._recorded = recorded
         self._adapter = offline_adapter(profile)
         self._sim = Simulator(profile.wire, profile.model, rules=profile.cache, pricer=lambda call: 0.0)
@@ -209,6 +213,8 @@ class ReplayProvider:
                 not self._as_recorded,
                 True,
                 opened.fingerprint,
+                call=call_seq,
+                window=self._profile.context_window,
             )
         )
 
@@ -232,11 +238,13 @@ class ReplayProvider:
         assert rendered is not None, "the engine renders before it sends"
         at = self._engine.clock()
         output: int | None
+        call_id: int | None = None
         if self._pinging:
             self._pinging = False
             purpose, message, output, stop = "keepalive", Message.assistant("."), 1, "max_tokens"
         elif self._armed is not None:
             seq, self._armed = self._armed, None
+            call_id = seq
             purpose, message = "turn", self._recorded.responses[seq].message
             output = self._recorded.records[seq].usage.output_tokens
             stop = self._recorded.records[seq].stop_reason or ("tool_use" if message.tool_uses else "end_turn")
@@ -248,6 +256,8 @@ class ReplayProvider:
         if output is None:
             output = int(len(message.text) / self._recorded.ratio("compaction")) + 1
         call = self._sim.send(at, body, output)
+        if call_id is None:
+            call_id = self._same_call(rendered, purpose)
         usage, estimated = self._usage(rendered, call, purpose, output)
         system = "\n".join(rendered.prompt.system)
         self.figures.append(
@@ -262,9 +272,20 @@ class ReplayProvider:
                 estimated or estimated_output,
                 all(pin in system for pin in self._engine.pins),
                 rendered.fingerprint,
+                call=call_id,
+                window=self._profile.context_window,
             )
         )
         return ModelResponse(message, usage, stop, self._profile.model)
+
+    def _same_call(self, rendered: Rendered, purpose: str) -> int | None:
+        """The id of the recorded call this one is (the same request at the same place), else None."""
+        index = len(self.figures)
+        if index >= len(self._recorded.calls):
+            return None
+        opened, _ = self._recorded.calls[index]
+        same = opened.purpose == purpose and canonical(opened.fingerprint) == canonical(rendered.fingerprint)
+        return self._recorded.call_seqs[index] if same else None
 
     def _summary(self) -> Reply:
         """The next recorded answer (the manual compaction's, else the policy's), else a stand-in."""

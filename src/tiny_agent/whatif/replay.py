@@ -31,6 +31,7 @@ from tiny_agent.context.config import CONFIG_KEYS
 from tiny_agent.context.engine import Context
 from tiny_agent.context.entries import (
     CallDone,
+    CallFailed,
     CallOpened,
     CompactionMark,
     ConfigChange,
@@ -50,7 +51,7 @@ from tiny_agent.providers.cache_rules import DEFAULT_TTL
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import offline_profile
 from tiny_agent.types import Entry
-from tiny_agent.whatif.figures import CallFigures, Figures, Policy, Replay
+from tiny_agent.whatif.figures import CallFigures, Figures, Policy, Replay, flag_value
 from tiny_agent.whatif.provider import Recorded, ReplayProvider
 
 __all__ = ["CallFigures", "Figures", "Policy", "Recording", "Replay", "replay", "sweep"]
@@ -159,11 +160,16 @@ def _recorded(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], provider: str
     opened: dict[int, CallOpened] = {}
     calls: list[CallFigures] = []
     compactions = 0
+    pending: set[int] = set()
     for entry, values in typed:
         for value in values:
             if isinstance(value, CallOpened):
                 opened[entry.seq] = value
+                pending.add(entry.seq)
+            elif isinstance(value, CallFailed):
+                pending.discard(value.call)
             elif isinstance(value, CallDone) and value.call in opened:
+                pending.discard(value.call)
                 usage, record = value.record.usage, value.record
                 calls.append(
                     CallFigures(
@@ -175,12 +181,13 @@ def _recorded(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], provider: str
                         usage.output_tokens or 0,
                         record.cost_usd,
                         fingerprint=opened[value.call].fingerprint,
+                        call=value.call,
                     )
                 )
             elif isinstance(value, CompactionMark):
                 compactions += 1
     found = tuple(d.decision for d in decisions_of(typed))
-    return Figures(tuple(calls), compactions, provider, model, found)
+    return Figures(tuple(calls), compactions, provider, model, found, unfinished=tuple(sorted(pending)))
 
 
 def _replayed(
@@ -240,7 +247,11 @@ def _replayed(
                     decided_last = True  # a session from before decisions were written: its mark says so
     if decided_last:
         _decide(ctx, provider)
-    figures = Figures(tuple(provider.figures), len(ctx.compactions), profile.name, profile.model)
+    described = " ".join(
+        f"{name.replace('_', '-')}={flag_value(getattr(ctx.config, name))}"
+        for name in ("policy", "compact_at", "keep_turns", "clear_after")
+    )
+    figures = Figures(tuple(provider.figures), len(ctx.compactions), profile.name, profile.model, described=described)
     return dataclasses.replace(figures, decisions=decisions(ctx.entries)), provider.pairs
 
 

@@ -160,6 +160,37 @@ def cost_threshold(ctx: Shrinkable, provider: Provider, ceiling: int, tokens: in
     than the others is summarised as soon as it is no longer kept, not carried until the window
     reaches the threshold. While the cache is cold (the last request is older than its lifetime),
     the summary call would write the whole window instead of reading it: the policy waits."""
+    planned = _planned(ctx, provider, ceiling)
+    if planned is None:
+        return None
+    threshold, cycle, fixed, opening = planned
+    prices = decision_prices(provider.profile)
+    state, ledger = ctx.state, ctx.ledger
+    start = cycle.start(threshold)
+    steady = threshold - start
+    window = state.messages[state.base :]
+    cut = fitting_cut(ctx, window, threshold)
+    if threshold >= ceiling or steady <= 0 or cut is None:
+        return None
+    removable = tokens - fixed - opening - ledger.estimate(window[cut:])
+    if removable < steady and cold(ctx, provider):
+        return threshold if _cold_pays(prices, cycle, start, steady, tokens, removable) else None
+    return threshold if removable >= steady else None
+
+
+def planned_threshold(ctx: Shrinkable, provider: Provider) -> int:
+    """The threshold the active policy compacts at (what a call records and the plot draws): the
+    config's ceiling; under "cost", the cheapest cycle's threshold at the provider's prices below it."""
+    ceiling = ctx.threshold(provider)
+    if ctx.config.policy != "cost":
+        return ceiling
+    planned = _planned(ctx, provider, ceiling)
+    return min(ceiling, planned[0]) if planned is not None else ceiling
+
+
+def _planned(ctx: Shrinkable, provider: Provider, ceiling: int) -> tuple[int, Cycle, int, int] | None:
+    """The cost policy's threshold and the cycle it was chosen for (with the fixed part and the opening
+    a compaction leaves); None before the first turn, whose growth is unknown."""
     config, state, ledger = ctx.config, ctx.state, ctx.ledger
     recent = state.messages[max(state.base, 1) :]  # the first request (the task) is no turn's growth
     turns = sum(1 for m in recent if m.role == "assistant")
@@ -185,17 +216,7 @@ def cost_threshold(ctx: Shrinkable, provider: Provider, ceiling: int, tokens: in
     prices = decision_prices(provider.profile)
     # Under twice the minimum cacheable length, the half a compaction keeps is below it: every request
     # until the window grows past it again is sent uncached, which the cycle's arithmetic does not see.
-    threshold = best_threshold(prices, cycle, ceiling, floor=2 * provider.profile.cache.min_tokens)
-    start = cycle.start(threshold)
-    steady = threshold - start
-    window = state.messages[state.base :]
-    cut = fitting_cut(ctx, window, threshold)
-    if threshold >= ceiling or steady <= 0 or cut is None:
-        return None
-    removable = tokens - fixed - opening - ledger.estimate(window[cut:])
-    if removable < steady and cold(ctx, provider):
-        return threshold if _cold_pays(prices, cycle, start, steady, tokens, removable) else None
-    return threshold if removable >= steady else None
+    return best_threshold(prices, cycle, ceiling, floor=2 * provider.profile.cache.min_tokens), cycle, fixed, opening
 
 
 def _cold_pays(prices: TokenPrices, cycle: Cycle, start: float, steady: float, tokens: int, removable: float) -> bool:

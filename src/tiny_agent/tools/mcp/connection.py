@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import tempfile
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -69,14 +70,18 @@ class Connection:
         ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._stop = self.portal.call(anyio.Event)
         self._task = self.portal.start_task_soon(self._hold, ready, self._stop)
+        # One deadline for the start, the handshake and the listing: the time the message names.
+        deadline = time.monotonic() + START_TIMEOUT
         try:
             self._client = ready.result(timeout=START_TIMEOUT)
             self.own_name = _server_name(self._client)
-            self.listed = list(self.portal.call(self._list))
-        except concurrent.futures.TimeoutError as exc:
+            self.listed = list(self.portal.call(self._list, deadline))
+        except TimeoutError as exc:
+            self._abandon()
             problem = f"the MCP server did not start within {START_TIMEOUT:g}s"
             raise ConfigError(f"{where}: {problem}{self._last_words()}") from exc
         except Exception as exc:
+            self._abandon()
             problem = f"the MCP server could not be started: {_reason(exc)}"
             if self._refused is not None:
                 problem += f" (HTTP {self._refused}{_HINTS.get(self._refused[:3], '')})"
@@ -125,8 +130,14 @@ class Connection:
                 transport = stdio_client(params, errlog=self._errlog)
             yield await stack.enter_async_context(Client(transport, cache=None))
 
-    async def _list(self) -> list[Any]:
-        with anyio.fail_after(START_TIMEOUT):
+    def _abandon(self) -> None:
+        """Cancel the task holding a server that missed its start: a stop would wait on a handshake
+        that never ends (the SDK still terminates the process as the task unwinds)."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def _list(self, deadline: float) -> list[Any]:
+        with anyio.fail_after(max(0.0, deadline - time.monotonic())):
             tools: list[Any] = []
             cursor = None
             while True:
@@ -198,7 +209,10 @@ class Connection:
             if self._stop is not None and self._task is not None and not self._task.done():
                 self.portal.call(self._stop.set)
                 self._task.result(timeout=_STOP_TIMEOUT)
-        except Exception:  # a server that died or will not stop: the SDK has killed it by now
+        except (
+            Exception,
+            concurrent.futures.CancelledError,
+        ):  # a server that died or will not stop: the SDK has killed it by now
             logger.debug("%s did not stop cleanly", self.label, exc_info=True)
         finally:
             self._errlog.close()
