@@ -54,9 +54,10 @@ class TextBlock:
 
     text: str
     type: Literal["text"] = "text"
+    phase: str = ""  # the Responses API's, replayed as received
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "text", "text": self.text}
+        return {"type": "text", "text": self.text, **({"phase": self.phase} if self.phase else {})}
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ def block_from_dict(data: Mapping[str, Any]) -> Block:
     """Inverse of ``Block.to_dict``; raises ValueError on an unknown block type."""
     kind = data.get("type")
     if kind == "text":
-        return TextBlock(str(data["text"]))
+        return TextBlock(str(data["text"]), phase=str(data.get("phase") or ""))
     if kind == "tool_use":
         return ToolUseBlock(str(data["id"]), str(data["name"]), dict(data.get("input") or {}))
     if kind == "tool_result":
@@ -372,7 +373,13 @@ class RetryNotice:
     """What failed, in one line (``429 rate_limit_error``, ``connection reset``, ...)."""
 
 
-ProviderEvent = TextDelta | RetryNotice
+@dataclass(frozen=True)
+class ProviderNote:
+    text: str
+    """A line an adapter says once (another model's encrypted reasoning left out after a switch)."""
+
+
+ProviderEvent = TextDelta | RetryNotice | ProviderNote
 OnProviderEvent = Callable[[ProviderEvent], None]
 
 

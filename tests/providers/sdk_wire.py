@@ -35,15 +35,15 @@ def _typeddicts(tp: Any, seen: set[Any]) -> None:
         _typeddicts(arg, seen)
 
 
-def _closed_adapter() -> TypeAdapter[Any]:
+def _closed_adapter(request: Any = CompletionCreateParamsNonStreaming) -> TypeAdapter[Any]:
     """The SDK's request type with unknown keys refused at every level. The config is set on the SDK's
     classes only while the schema is built, and taken off again."""
     classes: set[Any] = set()
-    _typeddicts(CompletionCreateParamsNonStreaming, classes)
+    _typeddicts(request, classes)
     for cls in classes:
         cls.__pydantic_config__ = ConfigDict(extra="forbid")
     try:
-        return TypeAdapter(CompletionCreateParamsNonStreaming)
+        return TypeAdapter(request)
     finally:
         for cls in classes:
             del cls.__pydantic_config__

@@ -54,7 +54,8 @@ def conversation() -> Context:
 
 def family(name: str) -> Provider:
     profile, model, url = FAMILIES[name]
-    return resolve_provider(profile, model=model, base_url=url, env=ENV)
+    chat = {"api": "chat"} if profile == "openai" else {}  # gpt-5* would default to the Responses API
+    return resolve_provider(profile, model=model, base_url=url, env=ENV, **chat)
 
 
 @pytest.mark.parametrize("name", list(FAMILIES))

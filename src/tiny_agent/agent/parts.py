@@ -118,6 +118,10 @@ def provider_of(settings: RunSettings, options: dict[str, Any], env: Mapping[str
         kwargs["max_tokens"] = settings.max_tokens
     if settings.cache_ttl is not None:
         kwargs["cache_ttl"] = settings.cache_ttl
+    if settings.api is not None:
+        kwargs["api"] = settings.api
+    if settings.server_compact_at is not None:
+        kwargs["compact_threshold"] = settings.server_compact_at
     if settings.thinking is not None or settings.thinking_display is not None or settings.effort is not None:
         kwargs["thinking"] = parse_thinking(settings.thinking, settings.thinking_display, settings.effort)
     return resolve_provider(settings.provider, model=settings.model, base_url=settings.base_url, env=env, **kwargs)

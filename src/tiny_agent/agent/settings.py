@@ -53,6 +53,11 @@ class RunSettings:
     """Cap on output tokens per call; None: the adapter's (4,096; 512 for the local model)."""
     cache_ttl: str | None = None
     """Anthropic's cache lifetime (``cache_rules.TTLS``); None: ``cache_rules.DEFAULT_TTL``."""
+    api: str | None = None
+    """OpenAI's API: "responses" or "chat"; None: responses for OpenAI's reasoning models at OpenAI."""
+    server_compact_at: int | None = None
+    """The Responses API compacts the context on the server past this many input tokens
+    (``context_management`` compaction); None: only tiny-agent's own compaction."""
     workspace: str | None = None
     """The folder the tools are confined to; None: the current folder."""
     protect: tuple[str, ...] = ()

@@ -2,6 +2,7 @@
 
     provider = "anthropic"
     model = "claude-sonnet-4-6"
+    # api = "chat"                 # provider "openai" only: "responses" or "chat" (docs/responses.md)
     pins = ["never edit dev.mjs"]
     protect = ["secrets/**"]
     allow_read = [".env.example"]
@@ -22,7 +23,7 @@
 
 Both files are read (the user's, ``platformdirs.user_config_dir("tiny-agent")``, then the
 workspace's) and flags come last. A value set in a closer place replaces the farther one's
-(provider, model, base_url, an MCP server of the same name); lists add up (pins, protect,
+(provider, model, base_url, api, effort, an MCP server of the same name); lists add up (pins, protect,
 allow_read, hooks). Files are read on every run, a resumed one too: what they set is given like a
 flag, and a change is recorded in the session. A file that cannot be used is one line naming the
 file and the key. Every other option of ``run`` is a key too (``max_steps = 40``,

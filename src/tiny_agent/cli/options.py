@@ -24,7 +24,7 @@ from tiny_agent.context.shrink.registry import POLICIES, policy_named, policy_na
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS, WRITE_MULTIPLIER
-from tiny_agent.providers.registry import PROVIDER_NAMES
+from tiny_agent.providers.registry import APIS, PROVIDER_NAMES
 from tiny_agent.store.location import STORE_ENV, default_location, is_postgres
 from tiny_agent.tools.hooks import HOOK_EVENTS
 from tiny_agent.tools.mcp.tools import DEFAULT_MCP_TIMEOUT, HEADER_ENV
@@ -186,6 +186,19 @@ agent_options = _stack(
         "--max-retries",
         type=NonNegative(),
         help=f"Retries of a call that failed in a way a retry can fix (default {DEFAULT_MAX_RETRIES}).",
+    ),
+    click.option(
+        "--api",
+        type=click.Choice(APIS),
+        help="OpenAI's API: the Responses API or Chat Completions (default: responses for OpenAI's "
+        "reasoning models at OpenAI, chat for other servers). See docs/responses.md.",
+    ),
+    click.option(
+        "--server-compact-at",
+        type=Positive(int),
+        metavar="TOKENS",
+        help="Responses API: the server compacts the context past this many input tokens; its opaque "
+        "item is kept in the session and replayed.",
     ),
     click.option(
         "--cache-ttl",

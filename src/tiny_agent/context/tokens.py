@@ -16,7 +16,7 @@ from typing import Any
 
 from tiny_agent.types import Message, Prompt, ToolSpec, Usage
 
-__all__ = ["CallRecord", "Serialized", "TokenLedger", "canonical", "head_chars", "prompt_chars"]
+__all__ = ["CallRecord", "Serialized", "TokenLedger", "canonical", "head_chars", "prompt_chars", "same_layer"]
 
 DEFAULT_CHARS_PER_TOKEN = 4.0
 
@@ -141,7 +141,7 @@ class TokenLedger:
     def miss_disagreements(self) -> int:
         """Calls where the provider's reason for a miss and tiny-agent's name different layers (or only
         one of them saw a divergence in the request)."""
-        return sum(1 for c in self.calls if c.provider_miss and not _same_layer(c.miss, c.provider_miss))
+        return sum(1 for c in self.calls if c.provider_miss and not same_layer(c.miss, c.provider_miss))
 
     @property
     def unpriced_calls(self) -> int:
@@ -186,10 +186,13 @@ _LAYERS = {
     "system_changed": ("system prompt changed", "pinned constraints changed"),
     "tools_changed": ("tools changed",),
     "messages_changed": ("message #", "a compaction", "clearing old tool output"),
+    # The Responses API's reasons (prompt_cache_diagnostics)
+    "input_changed": ("message #", "a compaction", "clearing old tool output"),
+    "context_compacted": ("a compaction",),
 }
 
 
-def _same_layer(ours: str | None, theirs: str) -> bool:
+def same_layer(ours: str | None, theirs: str) -> bool:
     """Whether tiny-agent's cause names the layer the provider's reason does."""
     kind = theirs.split(" ", 1)[0]
     prefixes = _LAYERS.get(kind)

@@ -19,8 +19,8 @@ from tiny_agent.agent.loop import (
     ToolEvent,
     TurnEvent,
 )
-from tiny_agent.context.tokens import CallRecord, TokenLedger
-from tiny_agent.types import RetryNotice, TextDelta, Usage
+from tiny_agent.context.tokens import CallRecord, TokenLedger, same_layer
+from tiny_agent.types import ProviderNote, RetryNotice, TextDelta, Usage
 
 __all__ = ["cache_savings", "format_cost", "format_event", "format_totals", "format_usage"]
 
@@ -46,8 +46,9 @@ def format_usage(usage: Usage) -> str:
 def _call_line(label: str, call: CallRecord, note: str = "") -> str:
     prefill = f" · prefill {call.prefill_ms / 1000:.2f}s" if call.prefill_ms is not None else ""
     miss = f" · cache miss: {call.miss}" if call.miss else ""
-    if call.provider_miss:
-        miss += f" (the provider says: {call.provider_miss})"
+    if call.provider_miss and not same_layer(call.miss, call.provider_miss):
+        # The server's own reason beside ours, where the two disagree (both are stored).
+        miss = f" · cache miss: server: {call.provider_miss}; ours: {call.miss or 'none'}"
     usage = format_usage(call.usage)
     return f"[{label} · {usage} · {_cost(call.cost_usd)} · {call.seconds:.1f}s{prefill}{miss}{note}]"
 
@@ -85,6 +86,8 @@ def format_event(event: Event) -> str:
             return f"[resent: {reason}]"
         case RetryNotice(attempt=attempt, max_attempts=most, wait_seconds=wait, reason=reason):
             return f"[retry {attempt + 1}/{most} in {wait:.1f}s: {reason}]"
+        case ProviderNote(text=text):
+            return f"[{text}]"
         case TextDelta(text=text):
             return text
     raise TypeError(f"unknown event {event!r}")

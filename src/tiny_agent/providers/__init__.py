@@ -20,6 +20,7 @@ in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
 - ``pricing``: prices and context windows from the bundled genai-prices snapshot (offline).
 - ``profile``: ``ProviderProfile``: what a provider is and can do, declared, never probed.
 - ``registry``: the provider profiles (anthropic, openai, deepseek, moonshot, local) and the choice of one.
+- ``responses``: the OpenAI Responses API wire, stateless, reasoning items kept (a package).
 - ``retry``: retries and time limits, in one place for every adapter.
 - ``streaming``: a streamed answer, from its first event to the ``ModelResponse``.
 - ``wire``: ``WireFormat`` and the registry of wires (``WIRES``, ``wire_of``, ``detect_wire``).

@@ -54,7 +54,11 @@ class WireBreaks:
     """Block types a cache marker may not be put on."""
 
 
-_WIRES = {"anthropic": "tiny_agent.providers.anthropic.breaks", "openai": "tiny_agent.providers.openai.breaks"}
+_WIRES = {
+    "anthropic": "tiny_agent.providers.anthropic.breaks",
+    "openai": "tiny_agent.providers.openai.breaks",
+    "responses": "tiny_agent.providers.responses.breaks",
+}
 
 
 def wire_breaks(wire: str) -> WireBreaks:

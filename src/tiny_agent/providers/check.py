@@ -130,8 +130,10 @@ def count_marks(body: Mapping[str, Any]) -> int:
     system = body.get("system")
     marks = sum(1 for b in system if _marked(b)) if isinstance(system, list) else 0
     marks += sum(1 for t in body.get("tools") or [] if _marked(t))
-    for m in body.get("messages") or []:
+    for m in [*(body.get("messages") or []), *(body.get("input") or [])]:  # input: the Responses API's items
         content = m.get("content") if isinstance(m, Mapping) else None
+        if isinstance(m, Mapping) and m.get("type") == "function_call_output":
+            content = m.get("output")
         if isinstance(content, list):
             marks += sum(1 for b in content if _marked(b))
     return marks

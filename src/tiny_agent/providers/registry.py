@@ -22,6 +22,7 @@ from tiny_agent.providers.profile import PRICING_IDS, ProviderProfile, profile_f
 from tiny_agent.providers.wire import checked_ttl, wire_of
 
 __all__ = [
+    "APIS",
     "AUTO_ORDER",
     "LOCAL",
     "LOCAL_KEY_ENV",
@@ -29,6 +30,7 @@ __all__ = [
     "PROFILES",
     "PROVIDER_NAMES",
     "Profile",
+    "choose_api",
     "offline_adapter",
     "offline_profile",
     "resolve_provider",
@@ -132,9 +134,17 @@ def resolve_provider(
         "name": profile.name,
         "key_env": profile.key_env,
     }
-    ttl = checked_ttl(kwargs.pop("cache_ttl", DEFAULT_TTL), profile.wire, profile.name)
-    options = wire_of(profile.wire).adapter_options(ttl, False)
-    return wire_adapter(profile.wire, **{**options, **common, **kwargs})
+    wire = (
+        "responses"
+        if choose_api(profile.name, common["model"], url, kwargs.pop("api", None)) == "responses"
+        else profile.wire
+    )
+    if wire != "responses":
+        for option in RESPONSES_ONLY:  # the Responses API's own options
+            kwargs.pop(option, None)
+    ttl = checked_ttl(kwargs.pop("cache_ttl", DEFAULT_TTL), wire, profile.name)
+    options = wire_of(wire).adapter_options(ttl, False)
+    return wire_adapter(wire, **{**options, **common, **kwargs})
 
 
 def _url_and_key(profile: Profile, base_url: str | None, env: Mapping[str, str]) -> tuple[str | None, str]:
@@ -160,8 +170,36 @@ def _url_and_key(profile: Profile, base_url: str | None, env: Mapping[str, str])
     return url, key
 
 
+APIS = ("responses", "chat")
+"""``--api`` for OpenAI: the Responses API or Chat Completions."""
+RESPONSES_ONLY = ("stateful", "compact_threshold")
+"""Adapter options of the Responses API that the other adapters may not take."""
+
+
+def choose_api(profile: str, model: str, base_url: str | None, api: str | None) -> str:
+    """``api`` if given (OpenAI only), else ``responses`` for OpenAI's own reasoning models at OpenAI's
+    own endpoint (their reasoning carries over between calls only there), ``chat`` for the rest."""
+    if api is not None and api not in APIS:
+        raise ConfigError(f"api must be one of {', '.join(APIS)}, not {api!r}")
+    if profile != "openai":
+        if api == "responses":
+            raise ConfigError(f"--api responses is OpenAI's; {profile!r} speaks chat completions")
+        return "chat"
+    if api is not None:
+        return api
+    from tiny_agent.providers.responses.items import reasons
+
+    own = base_url is None or base_url.rstrip("/") == PROFILES["openai"].base_url
+    return "responses" if own and reasons(model) else "chat"
+
+
 def offline_profile(
-    name: str, model: str | None = None, *, cache_ttl: str = DEFAULT_TTL, context_window: int | None = None
+    name: str,
+    model: str | None = None,
+    *,
+    cache_ttl: str = DEFAULT_TTL,
+    context_window: int | None = None,
+    api: str | None = None,
 ) -> ProviderProfile:
     """The profile of the provider called ``name`` without building it (no key, no server): what a
     replay prices and renders with. The local model's is the embedded model's (free, JSON tools)."""
@@ -181,7 +219,9 @@ def offline_profile(
     if known is None:
         raise ConfigError(f"unknown provider {name!r}; known providers: {', '.join(PROVIDER_NAMES)}")
     ttl = checked_ttl(cache_ttl, known.wire, name)
-    return profile_for(name, known.wire, model or known.default_model, cache_ttl=ttl, context_window=context_window)
+    model = model or known.default_model
+    wire: Wire = "responses" if choose_api(name, model, None, api) == "responses" else known.wire
+    return profile_for(name, wire, model, cache_ttl=ttl, context_window=context_window)
 
 
 def offline_adapter(profile: ProviderProfile) -> Provider:

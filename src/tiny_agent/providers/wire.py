@@ -20,6 +20,7 @@ from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS, CacheRules, Ttl,
 from tiny_agent.providers.check import WireCheck
 from tiny_agent.providers.openai.wire import OPENAI
 from tiny_agent.providers.prefix import CacheMarks, Counter, PrefixBlock, block_tokens
+from tiny_agent.providers.responses.wire import RESPONSES
 
 __all__ = [
     "WIRES",
@@ -89,6 +90,7 @@ class WireFormat(Protocol):
 
 WIRES: Mapping[str, WireFormat] = {
     ANTHROPIC.name: ANTHROPIC,
+    RESPONSES.name: RESPONSES,  # before OPENAI: a Responses body has function tools too
     OPENAI.name: OPENAI,
 }
 """Every wire format by name; the order is the order ``detect_wire`` tries them in."""

@@ -8,6 +8,8 @@ session records can be checked against what a faithful server billed.
 - ``billing``: ``BillingFake``: a model API on 127.0.0.1 that bills like the provider, through the real SDKs.
 - ``contents``: file contents unlike repeated English lines: JSON, code, prose and other scripts.
 - ``estimates``: the after-compaction size runs shared by a test, an integration test and a benchmark.
+- ``responses_replies``: the Responses test server's answers: usage, its cache diagnosis, stream events.
+- ``responses_server``: ``ResponsesServer``: a Responses API on 127.0.0.1 that validates bodies and bills.
 - ``scripted``: ``ScriptedProvider``: replies come from a list, requests are kept.
 - ``tasks``: ``ScriptedTask``: a scripted model that reads the request as a model would, on either wire.
 - ``thinking_server``: the thinking rules of the model APIs, enforced by the billing fake...

@@ -33,6 +33,8 @@ class Policy:
     summary_tokens: int | None = None
     """The length of a summary the recording does not have; None: the recorded summaries' median
     (without any, ``replay_provider.ASSUMED_SUMMARY_TOKENS``)."""
+    api: str | None = None
+    """OpenAI's API ("responses", "chat"); None: as recorded, else the model's default."""
 
     def describe(self) -> str:
         """``compact-at=12000 keep-turns=2``, as the flags are written; "as recorded" for none."""

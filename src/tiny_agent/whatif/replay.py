@@ -138,7 +138,9 @@ def _policy(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Policy:
             elif isinstance(value, CallOpened):
                 provider, model = value.provider or provider, value.model or model
     config = {k: v for k, v in settings.items() if k in CONFIG_KEYS}
-    return Policy(config, run.get("cache_ttl"), run.get("provider") or provider, run.get("model") or model)
+    return Policy(
+        config, run.get("cache_ttl"), run.get("provider") or provider, run.get("model") or model, api=run.get("api")
+    )
 
 
 def _profile(policy: Policy, own: Policy, recording: Recording) -> ProviderProfile:
@@ -148,8 +150,9 @@ def _profile(policy: Policy, own: Policy, recording: Recording) -> ProviderProfi
     same_provider = policy.provider in (None, own.provider)
     model = policy.model or (own.model if same_provider else None)
     window = recording.recorded.window if same_provider and model == own.model else None
+    api = policy.api or (own.api if same_provider else None)
     return offline_profile(
-        name, model, cache_ttl=policy.cache_ttl or own.cache_ttl or DEFAULT_TTL, context_window=window
+        name, model, cache_ttl=policy.cache_ttl or own.cache_ttl or DEFAULT_TTL, context_window=window, api=api
     )
 
 

@@ -22,7 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tiny_agent.errors import UnsupportedFieldError
-from tiny_agent.providers.cache_rules import OPENAI_EXPLICIT_TTL, CacheRules
+from tiny_agent.providers.cache_rules import OPENAI_EXPLICIT_TTL, CacheRules, Ttl
+from tiny_agent.providers.prefix import CacheMarks, PrefixBlock, breakpoints
 from tiny_agent.types import ModelResponse, OnProviderEvent, Prompt, RetryNotice
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "OPTIONS",
     "as_parts",
     "cache_fields",
+    "cache_marks",
     "dropping_refused",
     "mark_messages",
     "refused_field",
@@ -121,8 +123,9 @@ def without_field(body: Mapping[str, Any], name: str) -> dict[str, Any]:
     (explicit mode with no breakpoint would cache nothing)."""
     drop = {name, OPTIONS} if name == BREAKPOINT else {name}
     out = {k: v for k, v in body.items() if k not in drop}
-    if name == BREAKPOINT and isinstance(body.get("messages"), list):
-        out["messages"] = [_unmarked(m) for m in body["messages"]]
+    for key in ("messages", "input"):  # Chat Completions' messages, the Responses API's input items
+        if name == BREAKPOINT and isinstance(body.get(key), list):
+            out[key] = [_unmarked(m) for m in body[key]]
     return out
 
 
@@ -150,11 +153,12 @@ def dropping_refused(
 
 
 def _unmarked(message: Any) -> Any:
-    content = message.get("content") if isinstance(message, Mapping) else None
+    key = "output" if isinstance(message, Mapping) and message.get("type") == "function_call_output" else "content"
+    content = message.get(key) if isinstance(message, Mapping) else None
     if not isinstance(content, list):
         return message
     parts = [{k: v for k, v in p.items() if k != BREAKPOINT} if isinstance(p, Mapping) else p for p in content]
-    return {**message, "content": parts}
+    return {**message, key: parts}
 
 
 def _markable(message: Mapping[str, Any]) -> bool:
@@ -166,3 +170,23 @@ def _index(index: int, count: int) -> int:
     if not -count <= index < count:
         raise ValueError(f"cache plan marks message {index}, but the prompt has {count} messages")
     return index % count
+
+
+def cache_marks(body: Mapping[str, Any], blocks: list[PrefixBlock], rules: CacheRules) -> CacheMarks:
+    """GPT-5.6+: the request's breakpoints, the ones it writes (the latest four; in implicit mode
+    the latest three and OpenAI's own), and the block of the implicit one; a read considers the
+    latest ``rules.read_breakpoints`` of them.
+
+    Where OpenAI puts its implicit breakpoint is not published: here at the last block, reading
+    the longest live prefix before it, as the automatic caching before GPT-5.6 did."""
+    marks = breakpoints(body, blocks)
+    options = body.get("prompt_cache_options")
+    explicit = isinstance(options, Mapping) and options.get("mode") == "explicit"
+    room = rules.max_breakpoints
+    if explicit or not blocks:
+        written, implicit = (marks[-room:] if room else []), -1
+    else:
+        mark: tuple[int, Ttl] = (len(blocks) - 1, "5m")
+        written = sorted({*marks[-(room - 1) :], mark}) if room > 1 else [mark]
+        marks, implicit = sorted({*marks, mark}), mark[0]
+    return CacheMarks(marks, marks[-rules.read_breakpoints :], written, implicit)

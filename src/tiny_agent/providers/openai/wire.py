@@ -11,7 +11,7 @@ from typing import Any
 
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, CacheRules, Ttl
 from tiny_agent.providers.check import WireCheck
-from tiny_agent.providers.openai.cache import BREAKPOINT
+from tiny_agent.providers.openai.cache import BREAKPOINT, cache_marks
 from tiny_agent.providers.openai.check import OpenAICheck, check_openai_body
 from tiny_agent.providers.openai.rules import openai_rules
 from tiny_agent.providers.prefix import (
@@ -19,7 +19,6 @@ from tiny_agent.providers.prefix import (
     Counter,
     Layer,
     PrefixBlock,
-    breakpoints,
     canonical,
     tool_blocks,
     without_marks,
@@ -58,23 +57,7 @@ class OpenAIWire:
         return out
 
     def cache_marks(self, body: Mapping[str, Any], blocks: list[PrefixBlock], rules: CacheRules) -> CacheMarks:
-        """GPT-5.6+: the request's breakpoints, the ones it writes (the latest four; in implicit mode
-        the latest three and OpenAI's own), and the block of the implicit one; a read considers the
-        latest ``rules.read_breakpoints`` of them.
-
-        Where OpenAI puts its implicit breakpoint is not published: here at the last block, reading
-        the longest live prefix before it, as the automatic caching before GPT-5.6 did."""
-        marks = breakpoints(body, blocks)
-        options = body.get("prompt_cache_options")
-        explicit = isinstance(options, Mapping) and options.get("mode") == "explicit"
-        room = rules.max_breakpoints
-        if explicit or not blocks:
-            written, implicit = (marks[-room:] if room else []), -1
-        else:
-            mark: tuple[int, Ttl] = (len(blocks) - 1, "5m")
-            written = sorted({*marks[-(room - 1) :], mark}) if room > 1 else [mark]
-            marks, implicit = sorted({*marks, mark}), mark[0]
-        return CacheMarks(marks, marks[-rules.read_breakpoints :], written, implicit)
+        return cache_marks(body, blocks, rules)
 
     def cache_rules(self, profile: str, model: str, overrides: Mapping[str, int] | None) -> CacheRules:
         return openai_rules(profile, model, overrides)
