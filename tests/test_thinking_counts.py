@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -56,8 +57,14 @@ def recorded(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
 def test_sessions_show_has_each_calls_thinking(recorded, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     path, session, _, thinking = recorded
     assert main(["sessions", "show", session[:12], "--store", str(path)]) == 0
-    shown = [int(n.replace(",", "")) for n in re.findall(r"\(thinking ([\d,]+)\)", capsys.readouterr().out)]
+    text = capsys.readouterr().out
+    shown = [int(n.replace(",", "")) for n in re.findall(r"\(thinking ([\d,]+)\)", text)]
     assert shown[: len(thinking)] == thinking, "one call line per call, its thinking as billed"
+    assert re.search(rf"^output .* tokens \(thinking {sum(thinking):,}\)$", text, re.M), "and the session's sum"
+    assert main(["sessions", "show", session[:12], "--store", str(path), "--json"]) == 0
+    shown_json = json.loads(capsys.readouterr().out)
+    assert shown_json["stats"]["reasoning_tokens"] == sum(thinking)
+    assert [c["reasoning_tokens"] for c in shown_json["calls"]] == thinking
 
 
 def test_replay_counts_the_thinking(recorded) -> None:  # type: ignore[no-untyped-def]

@@ -49,7 +49,8 @@ _KEYS: dict[str, str] = {
 _ROW_COLUMNS = (
     "session_id, seq, at, status, purpose, model, response_model, provider, workspace, input_tokens,"
     " output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, seconds, stop_reason, miss, messages,"
-    " shared_messages, changes, tools_changed, system_changed, pins_changed, messages_changed, expected"
+    " shared_messages, changes, tools_changed, system_changed, pins_changed, messages_changed, expected,"
+    " reasoning_tokens"
 )
 
 
@@ -172,11 +173,11 @@ def call_rows(db: Db, query: CallQuery) -> list[CallRow]:
     rows = db.execute(f"SELECT {_ROW_COLUMNS} FROM calls{where} ORDER BY session_id, seq", args).fetchall()
     out = []
     for row in rows:
-        *head, changes, tools, system, pins, messages, expected = row
+        *head, changes, tools, system, pins, messages, expected, reasoning = row
         flags = (("tools", tools), ("system", system), ("pins", pins), ("messages", messages))
         listed = None if changes is None else tuple(c for c in changes.split(",") if c)
         changed = tuple(name for name, flag in flags if flag)
-        out.append(CallRow(*(*head, listed, changed, bool(expected))))
+        out.append(CallRow(*(*head, listed, changed, bool(expected), reasoning)))
     return out
 
 

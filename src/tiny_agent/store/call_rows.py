@@ -60,6 +60,8 @@ class CallRow:
     expected: bool
     """The window was meant to change before this call: a compaction or clearing, or a summary call
     on either side."""
+    reasoning_tokens: int | None = None
+    """Of ``output_tokens``, the thinking; None when the call did not report it."""
 
 
 @dataclass(frozen=True)
