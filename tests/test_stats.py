@@ -271,8 +271,8 @@ def test_the_daily_and_monthly_tables_are_ccusages(usage_store: Path, capsys: py
     # The command: the same figures as text, CSV and JSON.
     assert main(["stats", "--store", str(usage_store), "--by", "day", "--timezone", "UTC", "--format", "csv"]) == 0
     rows = capsys.readouterr().out.splitlines()
-    assert rows[0] == "Date,Models,Input,Output,Cache Create,Cache Read,Total Tokens,Cost (USD)"
-    assert rows[1] == "2026-12-01,claude-sonnet-4-6 gpt-4o-mini,500,150,700,2600,3950,0.0310"
+    assert rows[0] == "Date,Models,Input,Output,Thinking,Cache Create,Cache Read,Total Tokens,Cost (USD)"
+    assert rows[1] == "2026-12-01,claude-sonnet-4-6 gpt-4o-mini,500,150,0,700,2600,3950,0.0310"
     assert rows[-1].startswith("Total,") and rows[-1].endswith(",0.0630")
     assert main(["stats", "--store", str(usage_store), "--by", "month", "--timezone", "UTC", "--format", "json"]) == 0
     body = json.loads(capsys.readouterr().out)

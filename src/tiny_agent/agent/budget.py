@@ -42,12 +42,14 @@ class Budget:
     def next_call(self, context: Context) -> float:
         """The likely cost of the next request: its counted size, the part the previous turn left in
         the cache read at the cache price, the rest written where writes are billed, and an output
-        like the turns' so far."""
+        like the turns' so far (their thinking included: it is part of ``output_tokens``)."""
         tokens = context.context_tokens()
         turns = [c for c in context.ledger.calls if c.purpose == "turn"]
         cached = min(tokens, turns[-1].usage.input_tokens or 0) if turns else 0
         outputs = [c.usage.output_tokens for c in turns if c.usage.output_tokens is not None]
-        output = max(outputs) if outputs else DEFAULT_OUTPUT
+        # With thinking on, a first call may spend its whole thinking budget (billed as output).
+        first = max(DEFAULT_OUTPUT, self.profile.thinking.budget or 0) if self.profile.thinks else DEFAULT_OUTPUT
+        output = max(outputs) if outputs else first
         write = tokens - cached if self.profile.cache.writes_billed else 0
         return self.profile.price(Usage(tokens, output, cached, write)) or 0.0
 

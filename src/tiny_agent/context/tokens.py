@@ -14,9 +14,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tiny_agent.types import Message, Prompt, ToolSpec, Usage
+from tiny_agent.types import Message, Prompt, RedactedThinkingBlock, ThinkingBlock, ToolSpec, Usage
 
-__all__ = ["CallRecord", "Serialized", "TokenLedger", "canonical", "head_chars", "prompt_chars", "same_layer"]
+__all__ = [
+    "CallRecord",
+    "Serialized",
+    "TokenLedger",
+    "canonical",
+    "earlier_thinking_chars",
+    "head_chars",
+    "loop_start",
+    "prompt_chars",
+    "same_layer",
+]
 
 DEFAULT_CHARS_PER_TOKEN = 4.0
 
@@ -179,6 +189,33 @@ def head_chars(system: Sequence[str], tools: Sequence[ToolSpec]) -> int:
 def prompt_chars(prompt: Prompt, texts: Serialized | None = None) -> int:
     """The length the estimator measures for a prompt; the same measure calibrates and estimates."""
     return head_chars(prompt.system, prompt.tools) + (texts or Serialized()).chars(prompt.messages)
+
+
+def loop_start(messages: Sequence[Message]) -> int:
+    """Where the current turn starts: the last user message that is not only tool results (0 if none).
+    The assistant messages from there on are the current tool loop."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.role == "user" and not _only_results(m):
+            return i
+    return 0
+
+
+def _only_results(message: Message) -> bool:
+    return bool(message.content) and len(message.tool_results) == len(message.content)
+
+
+def earlier_thinking_chars(messages: Sequence[Message], start: int = 0, end: int | None = None) -> int:
+    """The estimator's measure of the thinking and redacted thinking blocks of the assistant messages in
+    ``messages[start:end]``: what a model without preserved thinking leaves out of earlier turns
+    (Anthropic's context window drops previous turns' thinking; the current tool loop's counts)."""
+    chars = 0
+    for m in messages[start:end]:
+        if m.role == "assistant":
+            for b in m.content:
+                if isinstance(b, ThinkingBlock | RedactedThinkingBlock):
+                    chars += len(canonical(b.to_dict())) + 1
+    return chars
 
 
 _LAYERS = {

@@ -70,6 +70,8 @@ class Figures:
     """None when no call reported them (llama.cpp reports no cache writes), never a made-up 0."""
     uncached_input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_tokens: int | None = None
+    """Of ``output_tokens``, those spent thinking; None when no call reported them."""
     cost_usd: float | None = None
     """Dollars paid for the priced calls; None when none could be priced."""
     unpriced: int = 0
@@ -232,6 +234,7 @@ class Sums:
             "cache_write_tokens": int(v["cache_write_tokens"]) if v["writes_reported"] else None,
             "uncached_input_tokens": int(v["input_tokens"] - v["cache_read_tokens"] - v["cache_write_tokens"]),
             "output_tokens": int(v["output_tokens"]),
+            "reasoning_tokens": int(v["reasoning_tokens"]) if v["reasoning_reported"] else None,
             "cost_usd": float(v["cost_usd"]) if v["priced"] else None,
             "unpriced": int(v["calls"] - v["priced"]),
             "saved_usd": self._saved(),

@@ -44,7 +44,8 @@ def format_figures(f: Figures) -> list[str]:
         f"input      {_n(f.input_tokens)} tokens: cache read {_n(f.cache_read_tokens)} ({_share(f.hit_rate)}), "
         f"cache write {_n(f.cache_write_tokens)}, uncached {_n(f.uncached_input_tokens)}"
         + (f" ({_n(f.unknown_usage)} calls did not report usage)" if f.unknown_usage else ""),
-        f"output     {_n(f.output_tokens)} tokens",
+        f"output     {_n(f.output_tokens)} tokens"
+        + (f" (thinking {_n(f.reasoning_tokens)})" if f.reasoning_tokens is not None else ""),
         f"cost       {_usd(f.cost_usd)}"
         + (f" ({_n(f.unpriced)} calls unpriced)" if f.unpriced else "")
         + f"; caching saved {_usd(f.saved_usd)} against the same requests sent uncached",
@@ -90,11 +91,11 @@ def _layer_lines(f: Figures) -> list[str]:
 
 
 def format_table(groups: Mapping[str, Figures], by: str, title: Callable[[str], str] | None = None) -> list[str]:
-    """One row per group: calls, input, cache write and read, hit rate, cost, saved, misses, and the
+    """One row per group: calls, input, cache write and read, hit rate, thinking tokens, cost, saved, misses, and the
     layers that changed; ``title`` names a shown session (``lambda sid: store.get(sid).title``)."""
     head = (
         f"{'by ' + by:<24} {'calls':>7} {'input':>12} {'cache write':>12} {'cache read':>12} {'hit':>5} "
-        f"{'cost':>11} {'saved':>11} {'misses':>7}"
+        f"{'thinking':>10} {'cost':>11} {'saved':>11} {'misses':>7}"
     )
     lines = [head + "  tools system pins messages"]
     ranked = sorted(groups.items(), key=lambda kv: kv[0]) if by == "day" else _by_cost(groups)
@@ -104,8 +105,8 @@ def format_table(groups: Mapping[str, Figures], by: str, title: Callable[[str], 
         named = f"  {title(key)[:40]}" if title is not None and by == "session" else ""
         lines.append(
             f"{name[:24]:<24} {f.calls:>7,} {f.input_tokens:>12,} {_n(f.cache_write_tokens):>12} "
-            f"{_n(f.cache_read_tokens):>12} {_share(f.hit_rate):>5} {_usd(f.cost_usd):>11} "
-            f"{_usd(f.saved_usd):>11} {f.misses:>7,}  {layers}{named}"
+            f"{_n(f.cache_read_tokens):>12} {_share(f.hit_rate):>5} {_n(f.reasoning_tokens):>10} "
+            f"{_usd(f.cost_usd):>11} {_usd(f.saved_usd):>11} {f.misses:>7,}  {layers}{named}"
         )
     if len(ranked) > GROUP_ROWS:
         lines.append(f"... and {len(ranked) - GROUP_ROWS:,} more (--json has every one)")

@@ -6,7 +6,8 @@ session or 5-hour billing block, each period optionally broken down by model.
         usage_lines(table, "text")       # Month | Models | Input | Output | Cache Create | Cache Read | ...
 
 The columns are ccusage's: Input is the input billed uncached (the request's tokens less those
-read from or written to the cache), so Input + Output + Cache Create + Cache Read = Total Tokens.
+read from or written to the cache), so Input + Output + Cache Create + Cache Read = Total Tokens;
+Thinking is the part of Output spent reasoning (not added again).
 Periods are dates in ``timezone`` (default: the machine's); a week starts on Monday and is named by
 that date. A block, as ccusage counts Anthropic's 5-hour usage windows, starts at the hour of its
 first call (floored) and lasts 5 hours; the first call after it starts the next one.
@@ -35,7 +36,7 @@ Period = Literal["day", "week", "month", "model", "session", "block"]
 PERIODS: tuple[Period, ...] = ("day", "week", "month", "model", "session", "block")
 BLOCK_SECONDS = 5 * 3600
 HEADS = {"day": "Date", "week": "Week", "month": "Month", "model": "Model", "session": "Session", "block": "Block"}
-COLUMNS = ("Models", "Input", "Output", "Cache Create", "Cache Read", "Total Tokens", "Cost (USD)")
+COLUMNS = ("Models", "Input", "Output", "Thinking", "Cache Create", "Cache Read", "Total Tokens", "Cost (USD)")
 
 
 @dataclass
@@ -47,6 +48,8 @@ class UsageRow:
     input_tokens: int = 0
     """Billed uncached: the request's tokens less the cache's."""
     output_tokens: int = 0
+    reasoning_tokens: int = 0
+    """Of ``output_tokens``: thinking, where the calls reported it."""
     cache_create_tokens: int = 0
     cache_read_tokens: int = 0
     cost_usd: float = 0.0
@@ -59,7 +62,7 @@ class UsageRow:
 
     def add(self, sums: Sequence[Any]) -> None:
         """Add one row of ``Store.usage_sums`` (bucket, first at, model, session, calls, uncached
-        input, output, cache read, cache write, dollars)."""
+        input, output, cache read, cache write, dollars, reasoning)."""
         self.models.add(str(sums[2]))
         self.calls += int(sums[4])
         self.input_tokens += int(sums[5])
@@ -67,6 +70,7 @@ class UsageRow:
         self.cache_read_tokens += int(sums[7])
         self.cache_create_tokens += int(sums[8])
         self.cost_usd += float(sums[9])
+        self.reasoning_tokens += int(sums[10] or 0) if len(sums) > 10 else 0
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -74,6 +78,7 @@ class UsageRow:
             "models": sorted(self.models),
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
             "cache_creation_tokens": self.cache_create_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "total_tokens": self.total_tokens,
@@ -214,7 +219,10 @@ def usage_lines(table: UsageTable, fmt: Literal["text", "csv", "json"] = "text")
 
 def _cells(row: UsageRow, key: str, *, plain: bool = False, named: bool = True) -> tuple[str, ...]:
     """``named``: the models column filled (a breakdown row's key already is its model)."""
-    numbers = (row.input_tokens, row.output_tokens, row.cache_create_tokens, row.cache_read_tokens, row.total_tokens)
+    numbers = (
+        row.input_tokens, row.output_tokens, row.reasoning_tokens, row.cache_create_tokens, row.cache_read_tokens,
+        row.total_tokens,
+    )  # fmt: skip
     models = (" " if plain else ", ").join(sorted(row.models)) if named else ""
     if plain:
         return (key, models, *(str(n) for n in numbers), f"{row.cost_usd:.4f}")

@@ -18,7 +18,7 @@ from typing import Any
 from tiny_agent.redaction import redact
 from tiny_agent.store.dialect import Db
 
-__all__ = ["CALL_COLUMNS", "EVENT_COLUMNS", "INDEXED_KINDS", "CallIndex", "backfill", "copy_rows"]
+__all__ = ["CALL_COLUMNS", "EVENT_COLUMNS", "INDEXED_KINDS", "CallIndex", "backfill", "backfill_reasoning", "copy_rows"]
 
 CALL_COLUMNS = (
     "session_id, seq, at, done_at, status, purpose, model, response_model, provider, workspace,"
@@ -41,6 +41,9 @@ def _replacing(columns: str) -> str:
 
 
 _REPLACE = {"calls": _replacing(CALL_COLUMNS), "events": _replacing(EVENT_COLUMNS)}
+_COPIED = {"calls": f"{CALL_COLUMNS}, reasoning_tokens", "events": EVENT_COLUMNS}
+"""What a fork's copy carries: ``reasoning_tokens`` came with migration 5, so the index written by
+migration 3's backfill leaves it out (``CallIndex(reasoning=False)``)."""
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 _MESSAGE_CAUSES = ("message #", "a compaction replaced", "clearing old tool output")
 """Miss causes that say the messages changed: how a call recorded before ``shared_messages`` was
@@ -61,8 +64,10 @@ class _Previous:
 class CallIndex:
     """Index rows for the entries of one session, written on the store's open transaction."""
 
-    def __init__(self, db: Db, session_id: str, *, backfilling: bool = False) -> None:
+    def __init__(self, db: Db, session_id: str, *, backfilling: bool = False, reasoning: bool = True) -> None:
         self.db = db
+        self.reasoning = reasoning
+        """The ``calls`` table has the ``reasoning_tokens`` column (not yet when migration 3 backfills)."""
         self.session_id = session_id
         self.backfilling = backfilling
         """From the migration: ``changes`` is worked out from the compaction and clearing entries."""
@@ -148,16 +153,17 @@ class CallIndex:
         miss_text = redact(str(miss)) if miss else None
         provider_miss = redact(str(body["provider_miss"])) if body.get("provider_miss") else None
         cost, seconds = body.get("cost_usd"), body.get("seconds")
+        reasoning = (" reasoning_tokens = ?,", _int(usage.get("reasoning_tokens"))) if self.reasoning else ("",)
         self.db.execute(
             "UPDATE calls SET status = 'done', done_at = ?, response_model = ?, input_tokens = ?, output_tokens = ?,"
             " cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?, seconds = ?, stop_reason = ?, miss = ?,"
-            " provider_miss = ? WHERE session_id = ? AND seq = ?",
+            f"{reasoning[0]} provider_miss = ? WHERE session_id = ? AND seq = ?",
             (
                 at, _text(body.get("model")),
                 *(_int(usage.get(k)) for k in _USAGE),
                 float(cost) if isinstance(cost, int | float) else None,
                 float(seconds) if isinstance(seconds, int | float) else None,
-                _text(body.get("stop_reason")), miss_text, provider_miss, self.session_id, call,
+                _text(body.get("stop_reason")), miss_text, *reasoning[1:], provider_miss, self.session_id, call,
             ),
         )  # fmt: skip
         # A call recorded before shared_messages: its miss cause (or a clean read) says what the messages did.
@@ -210,12 +216,13 @@ def previous_call(db: Db, session_id: str, seq: int) -> _Previous | None:
     return None
 
 
-def backfill(db: Db) -> None:
-    """Index every stored call and event, parents before their forks."""
+def backfill(db: Db, *, reasoning: bool = True) -> None:
+    """Index every stored call and event, parents before their forks (``reasoning``: the ``calls``
+    table has its ``reasoning_tokens`` column)."""
     sessions = [r[0] for r in db.execute("SELECT id FROM sessions ORDER BY created_at, id")]
     kinds = ", ".join(f"'{k}'" for k in sorted(INDEXED_KINDS))
     for session_id in sessions:
-        index = CallIndex(db, session_id, backfilling=True)
+        index = CallIndex(db, session_id, backfilling=True, reasoning=reasoning)
         rows = db.execute(
             f"SELECT seq, kind, body, at FROM entries WHERE session_id = ? AND kind IN ({kinds}) ORDER BY seq",
             (session_id,),
@@ -231,13 +238,33 @@ def backfill(db: Db) -> None:
 
 def copy_rows(db: Db, source: str, target: str, low: int, high: int) -> None:
     """Give ``target`` (a fork) its own copy of ``source``'s index rows with low < seq <= high."""
-    for table, columns in (("calls", CALL_COLUMNS), ("events", EVENT_COLUMNS)):
+    for table, columns in _COPIED.items():
         rest = columns.split(", ", 1)[1]
         db.execute(
             f"INSERT INTO {table} ({columns}) SELECT ?, {rest} FROM {table}"
-            f" WHERE session_id = ? AND seq > ? AND seq <= ?{_REPLACE[table]}",
+            f" WHERE session_id = ? AND seq > ? AND seq <= ?{_replacing(columns)}",
             (target, source, low, high),
         )
+
+
+def backfill_reasoning(db: Db) -> None:
+    """Fill ``reasoning_tokens`` of the calls whose ``call_done`` entry reported them; only entries that
+    name the field are parsed (those written since thinking was recorded), the rest stay NULL (unknown)."""
+    rows = db.execute(
+        "SELECT session_id, body FROM entries WHERE kind = 'call_done' AND body LIKE '%reasoning_tokens%'"
+    ).fetchall()
+    for session_id, text in rows:
+        try:
+            body = json.loads(text)
+        except ValueError:
+            continue
+        usage = body.get("usage") if isinstance(body, dict) else None
+        tokens = _int(usage.get("reasoning_tokens")) if isinstance(usage, dict) else None
+        if tokens is not None:
+            db.execute(
+                "UPDATE calls SET reasoning_tokens = ? WHERE session_id = ? AND seq = ?",
+                (tokens, session_id, _int(body.get("call"))),
+            )
 
 
 def _differs(before: str | None, now: str | None) -> int | None:

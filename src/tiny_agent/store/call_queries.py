@@ -49,7 +49,8 @@ _KEYS: dict[str, str] = {
 _ROW_COLUMNS = (
     "session_id, seq, at, status, purpose, model, response_model, provider, workspace, input_tokens,"
     " output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, seconds, stop_reason, miss, messages,"
-    " shared_messages, changes, tools_changed, system_changed, pins_changed, messages_changed, expected"
+    " shared_messages, changes, tools_changed, system_changed, pins_changed, messages_changed, expected,"
+    " reasoning_tokens"
 )
 
 
@@ -71,6 +72,7 @@ def _sums(d: Dialect, uncached: str) -> str:
             total("CASE WHEN purpose = 'compaction' THEN cost_usd END"),
             count(compaction), total(f"CASE WHEN {compaction} THEN cost_usd END"),
             count(clear), total(f"CASE WHEN {clear} THEN cost_usd END"),
+            total("reasoning_tokens"), "count(reasoning_tokens)",
             "min(at)", "max(at)", "max(workspace)",
         ]
     )  # fmt: skip
@@ -171,17 +173,18 @@ def call_rows(db: Db, query: CallQuery) -> list[CallRow]:
     rows = db.execute(f"SELECT {_ROW_COLUMNS} FROM calls{where} ORDER BY session_id, seq", args).fetchall()
     out = []
     for row in rows:
-        *head, changes, tools, system, pins, messages, expected = row
+        *head, changes, tools, system, pins, messages, expected, reasoning = row
         flags = (("tools", tools), ("system", system), ("pins", pins), ("messages", messages))
         listed = None if changes is None else tuple(c for c in changes.split(",") if c)
         changed = tuple(name for name, flag in flags if flag)
-        out.append(CallRow(*(*head, listed, changed, bool(expected))))
+        out.append(CallRow(*(*head, listed, changed, bool(expected), reasoning)))
     return out
 
 
 def usage_sums(db: Db, d: Dialect, query: CallQuery, *, by_session: bool = False) -> list[tuple[Any, ...]]:
     """The answered calls summed per 15-minute bucket and model (and session): (bucket, first call's
-    time, model, session or None, calls, uncached input, output, cache read, cache write, dollars).
+    time, model, session or None, calls, uncached input, output, cache read, cache write, dollars,
+    reasoning (of output)).
     A month of calls is a few thousand rows, whatever the number of calls."""
     where, args = _where(query)
     where = f"{where} AND status = 'done'" if where else " WHERE status = 'done'"
@@ -194,6 +197,7 @@ def usage_sums(db: Db, d: Dialect, query: CallQuery, *, by_session: bool = False
             bucket, "min(at)", "coalesce(response_model, model)", session, "count(*)",
             d.total(f"CASE WHEN {uncached} > 0 THEN {uncached} ELSE 0 END"), d.total("output_tokens"),
             d.total("cache_read_tokens"), d.total("cache_write_tokens"), d.total("cost_usd"),
+            d.total("reasoning_tokens"),
         ]
     )  # fmt: skip
     group = f"1, 3{', 4' if by_session else ''}"

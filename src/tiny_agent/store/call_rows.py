@@ -60,6 +60,8 @@ class CallRow:
     expected: bool
     """The window was meant to change before this call: a compaction or clearing, or a summary call
     on either side."""
+    reasoning_tokens: int | None = None
+    """Of ``output_tokens``, the thinking; None when the call did not report it."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,9 @@ class CallTotals:
     after_compaction_cost_usd: float = 0.0
     after_clear: int = 0
     after_clear_cost_usd: float = 0.0
+    reasoning_tokens: int = 0
+    """Of ``output_tokens``, those spent reasoning (thinking), over the calls that reported them."""
+    reasoning_reported: int = 0
     first_at: float | None = None
     last_at: float | None = None
     workspace: str | None = None

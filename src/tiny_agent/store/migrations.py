@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tiny_agent.errors import StoreError
-from tiny_agent.store.call_index import backfill
+from tiny_agent.store.call_index import backfill, backfill_reasoning
 from tiny_agent.store.dialect import Db, Dialect
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate"]
@@ -120,7 +120,7 @@ def m003_call_index(db: Db, d: Dialect) -> None:
     )
     db.execute("CREATE INDEX calls_by_time ON calls (at)")
     _create_events(db, d)
-    backfill(db)
+    backfill(db, reasoning=False)  # the reasoning column comes with m005
 
 
 def _create_events(db: Db, d: Dialect) -> None:
@@ -151,11 +151,19 @@ def m004_host(db: Db, d: Dialect) -> None:
     db.execute("ALTER TABLE sessions ADD COLUMN host TEXT")
 
 
+def m005_reasoning_tokens(db: Db, d: Dialect) -> None:
+    """Each call's reasoning (thinking) tokens, for ``stats``; filled from the ``call_done`` entries that
+    reported them, NULL (unknown) for the calls recorded before."""
+    db.execute("ALTER TABLE calls ADD COLUMN reasoning_tokens INTEGER")
+    backfill_reasoning(db)
+
+
 MIGRATIONS: list[Callable[[Db, Dialect], None]] = [
     m001_sessions_and_entries,
     m002_listing_columns,
     m003_call_index,
     m004_host,
+    m005_reasoning_tokens,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -69,6 +69,8 @@ class CallFigures:
     recording did not make; rows are paired by it."""
     window: int | None = None
     """The context window the call was sent into (replayed side): a request over it overflows."""
+    reasoning_tokens: int = 0
+    """Of ``output_tokens``, the thinking (the recorded call's: a replay re-sends the recorded replies)."""
 
     @property
     def overflows(self) -> bool:
@@ -121,6 +123,7 @@ class Figures:
             "cache_read_tokens": self.total("cache_read_tokens"),
             "cache_write_tokens": self.total("cache_write_tokens"),
             "output_tokens": self.total("output_tokens"),
+            "reasoning_tokens": self.total("reasoning_tokens"),
             "compactions": self.compactions,
             "estimated": self.estimated,
             "every_pin_in_every_request": self.every_pin_in_every_request,
@@ -197,6 +200,7 @@ def _total(f: Figures) -> str:
     usage = (
         f"in={_n(f.total('input_tokens'))} (read={_n(f.total('cache_read_tokens'))} "
         f"write={_n(f.total('cache_write_tokens'))}) out={_n(f.total('output_tokens'))}"
+        + (f" (thinking {_n(thought)})" if (thought := f.total("reasoning_tokens")) else "")
     )
     mark = " (estimated)" if f.estimated else ""
     return f"{len(f.per_call)} calls, {f.compactions} compactions, {usage}, {_usd(f.cost_usd)}{mark}"

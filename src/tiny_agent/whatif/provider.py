@@ -215,6 +215,7 @@ class ReplayProvider:
                 opened.fingerprint,
                 call=call_seq,
                 window=self._profile.context_window,
+                reasoning_tokens=usage.reasoning_tokens or 0,
             )
         )
 
@@ -239,6 +240,7 @@ class ReplayProvider:
         at = self._engine.clock()
         output: int | None
         call_id: int | None = None
+        thought = 0  # the recorded turn's thinking: its reply is re-sent as recorded
         if self._pinging:
             self._pinging = False
             purpose, message, output, stop = "keepalive", Message.assistant("."), 1, "max_tokens"
@@ -247,6 +249,7 @@ class ReplayProvider:
             call_id = seq
             purpose, message = "turn", self._recorded.responses[seq].message
             output = self._recorded.records[seq].usage.output_tokens
+            thought = self._recorded.records[seq].usage.reasoning_tokens or 0
             stop = self._recorded.records[seq].stop_reason or ("tool_use" if message.tool_uses else "end_turn")
         else:
             purpose, (blocks, output) = "compaction", self._summary()
@@ -274,6 +277,7 @@ class ReplayProvider:
                 rendered.fingerprint,
                 call=call_id,
                 window=self._profile.context_window,
+                reasoning_tokens=thought,
             )
         )
         return ModelResponse(message, usage, stop, self._profile.model)

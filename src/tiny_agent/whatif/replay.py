@@ -182,6 +182,7 @@ def _recorded(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], provider: str
                         record.cost_usd,
                         fingerprint=opened[value.call].fingerprint,
                         call=value.call,
+                        reasoning_tokens=usage.reasoning_tokens or 0,
                     )
                 )
             elif isinstance(value, CompactionMark):
