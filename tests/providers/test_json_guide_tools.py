@@ -55,6 +55,7 @@ def the_call(box: Toolbox, text: str) -> tuple[str, dict[str, Any]] | None:
         ("search the workspace for 'Open 8am'", "Open\\ 8am"),
         ('Find "Monday" in the files', "Monday"),
         ("grep the notes for rota.", "rota"),
+        ("Can you search for the word Tuesday?", "Tuesday"),
     ],
 )
 def test_a_search_request_offers_that_search(workspace: Workspace, text: str, pattern: str) -> None:
@@ -89,6 +90,9 @@ def test_a_command_in_backticks_offers_the_shell_only_when_it_is_enabled(workspa
         "Which files make up staff?",
         "Write a file todo.txt that says: buy milk",
         "Run the tests",
+        "What did the search find for rye?",
+        "Find out when we open for lunch",
+        "Why would I replace 8am with 9am in hours.md?",
     ],
 )
 def test_other_requests_get_none_of_the_three(workspace: Workspace, text: str) -> None:

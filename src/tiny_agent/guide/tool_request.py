@@ -19,19 +19,22 @@ __all__ = ["asked_call", "asked_turn"]
 
 _QUOTED = r"\"([^\"]+)\"|'([^']+)'|“([^”]+)”"
 _WORD = r"([^\s\"'“”]+)"
+_COMMAND = r"(?:^\s*|[.,!?;:\n]\s*|\b(?:please|and|then|now)\s+|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?)"
+"""Where a verb is a command (as in ``write_request``): "what did the search find?" asks for none."""
 _SEARCH = re.compile(
-    rf"\b(?:search|grep|find)\b(?:\s+\w+){{0,4}}?\s+(?:for\s+)?(?:{_QUOTED})"
-    rf"|\b(?:search|grep|find)\b(?:\s+\w+){{0,4}}?\s+for\s+(?:the\s+words?\s+)?{_WORD}",
+    rf"{_COMMAND}(?:search|grep|find)\b(?!\s+out\b)(?:\s+\w+){{0,4}}?\s+(?:for\s+)?(?:{_QUOTED})"
+    rf"|{_COMMAND}(?:search|grep|find)\b(?!\s+out\b)(?:\s+\w+){{0,4}}?\s+for\s+(?:(?:the|a|an)\s+)?"
+    rf"(?:words?\s+)?{_WORD}",
     re.IGNORECASE,
 )
 """"search for "rye"", "find 'rye' in the notes", "grep the notes for rye": the pattern is the quoted
 words, else the word after "for"."""
 _EDIT = re.compile(
-    rf"\b(?:replace|change)\s+(?:{_QUOTED}|{_WORD})\s+(?:with|to|by|into)\s+(?:{_QUOTED}|{_WORD})",
+    rf"{_COMMAND}(?:replace|change)\s+(?:{_QUOTED}|{_WORD})\s+(?:with|to|by|into)\s+(?:{_QUOTED}|{_WORD})",
     re.IGNORECASE,
 )
 """"replace 8am with 9am", "change "Mon" to "Monday"": the old string, then the new."""
-_COMMAND = re.compile(r"`([^`\n]+)`")
+_BACKTICKS = re.compile(r"`([^`\n]+)`")
 _FILE_NAME = re.compile(r"\.[A-Za-z]\w{0,4}$")
 _TRAILING = ".,;:!?"
 _NOT_A_STRING = frozenset({"a", "an", "the", "it", "this", "that", "them"})
@@ -64,7 +67,7 @@ def asked_turn(
 def asked_call(text: str, tools: Collection[str], files: Collection[str]) -> tuple[str, dict[str, Any]] | None:
     """The one call ``text`` asks for among ``tools`` (``files``: the workspace's files, to tell
     which named file is meant), or None when it asks for none of them."""
-    if "shell" in tools and (command := _COMMAND.search(text)) and re.search(r"\b(?:run|execute)\b", text, re.I):
+    if "shell" in tools and (command := _BACKTICKS.search(text)) and re.search(r"\b(?:run|execute)\b", text, re.I):
         return "shell", {"command": command.group(1).strip()}
     if "edit_file" in tools and (edit := _EDIT.search(text)):
         groups = edit.groups()
