@@ -18,7 +18,7 @@ this turn's workspace grammar (``Prompt.tool_grammar``: existing files for ``rea
   only what was gathered for it (``quotes``: the whole result when the request asks to see a file,
   else the lines that hold its words), unless the request refers back ("and the host?").
 - A read that already succeeded for this request is not offered again; after two looks it answers.
-- edit_file, search and shell are not on offer (``options.UNGUIDED``).
+- edit_file, search and shell only as the one call a request spells out (``tool_request``).
 
 All of it is decoding-side: the prompt text, and so the server's cached prefix, is the same.
 """
@@ -34,6 +34,7 @@ from tiny_agent.guide.options import MAX_QUOTE, MAX_QUOTES, UNGUIDED, WRITE_TOOL
 from tiny_agent.guide.path_rank import best_paths, rank
 from tiny_agent.guide.quotes import Result, answers, lines_holding, whole
 from tiny_agent.guide.request_kind import Request, read_request, subject
+from tiny_agent.guide.tool_request import asked_turn
 from tiny_agent.guide.write_request import asks_for_a_write, content_in_request, named_paths, write_targets
 from tiny_agent.types import Message, Prompt, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
@@ -73,6 +74,9 @@ def guide(prompt: Prompt, options: GuideOptions = ALL_ON) -> Guide:
     results = _results(prompt.messages, scope)
     succeeded = _succeeded_since(prompt.messages, request_at)
     targets = write_targets(text) if options.follow_request else set()
+    if (turn := asked_turn(prompt, request_at, text) if options.follow_request else None) is not None:
+        found = [w for r in results if (w := whole(r.text, options.max_quote))] or _failures(prompt.messages, scope)
+        return Guide(*turn, None if turn[0] else _quote_schema(found, options.quote))
     if request.chat and targets is None and request_at is not None:
         return Guide((), {}, _free_reply(request.opening))
     if options.own_request and request.refers_back and not results and request_at is not None:

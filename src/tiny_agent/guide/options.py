@@ -9,9 +9,9 @@ __all__ = ["MAX_CALLS", "MAX_QUOTE", "MAX_QUOTES", "ROOT_WORDS", "UNGUIDED", "WR
 WRITE_TOOLS = frozenset({"write_file"})
 """Tools that change the workspace: offered only to a request that asks for a write."""
 UNGUIDED = frozenset({"edit_file", "search", "shell"})
-"""Tools the guide does not offer: they stay in the prompt, so the grammar and the cached prefix hold,
-but a 135M model that picks them where a read would do answers worse, and the benchmarks do not
-measure them yet."""
+"""Tools the guide offers only as the one call a request spells out (``tool_request``): they stay in
+the prompt, so the cached prefix holds, but a 135M model that picks them where a read would do
+answers worse."""
 ROOT_WORDS = frozenset({"workspace"})
 """Words that name the root folder ``.``: the system prompt calls it "the workspace"."""
 MAX_CALLS = 2

@@ -15,6 +15,7 @@ with open_store() as store: ...        # $TINY_AGENT_STORE, else sessions.db in 
 - ``postgres_conn``: a psycopg connection as the SQL store expects it: ``?`` placeholders, timeouts, zone.
 - ``postgres_errors``: every PostgreSQL failure as one line naming the server, never the password.
 - ``postgres_lease``: a PostgreSQL session's writer lease: a session-level advisory lock.
+- ``postgres_read_only``: whether a PostgreSQL store opens for reading only (a SELECT-only role, a standby).
 - ``rows``: how a session and its entries are kept in rows, the same in every backend.
 - ``spool``: entries a paid call produced while the store was out of reach, kept until it is back.
 - ``sql_store``: the ``Store`` in SQL, written once for both backends.

@@ -39,6 +39,7 @@ from tiny_agent.store.migrations import migrate
 from tiny_agent.store.postgres_conn import QmarkDb, configure
 from tiny_agent.store.postgres_errors import failure
 from tiny_agent.store.postgres_lease import end_holder, gone_from_here, lock_key, try_lock, wait_for_lock
+from tiny_agent.store.postgres_read_only import read_only
 from tiny_agent.store.sql_store import SqlStore
 from tiny_agent.types import Entry
 
@@ -76,7 +77,9 @@ class PostgresStore(SqlStore):
         first = self._connect("open")  # the pool would only say it timed out: this says why
         try:
             with self._errors("open"):
-                self._migrate(first)
+                self.read_only = read_only(first, self.location)
+                if not self.read_only:
+                    self._migrate(first)
         finally:
             first.close()
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
@@ -114,6 +117,11 @@ class PostgresStore(SqlStore):
 
     @contextlib.contextmanager
     def _transaction(self, action: str) -> Iterator[Db]:
+        if self.read_only:
+            raise StoreError(
+                f"session store {self.location} is read-only (this database user may only read it): cannot "
+                f"{action}; connect as a user that may write, or choose another store with --store"
+            )
         with self._errors(action), self._pool.connection() as conn:
             db = QmarkDb(conn)
             db.execute(POSTGRES.begin)
