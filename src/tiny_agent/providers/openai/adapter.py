@@ -19,28 +19,25 @@ Retries are ours (``providers/retry``), not the SDK's: its ``max_retries`` is 0.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager, closing
+from contextlib import closing
 from dataclasses import replace
 from typing import Any, Literal, Unpack
 
 import openai
 
-from tiny_agent.errors import ConfigError, UnsupportedFieldError
+from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
-from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
+from tiny_agent.providers.decode import reading, whole_json
 from tiny_agent.providers.endpoint import Endpoint, EndpointFields
 from tiny_agent.providers.http_errors import (
     display_url,
-    http_error,
-    one_line,
-    payload_error,
-    status_error_class,
 )
 from tiny_agent.providers.openai import json_tools
-from tiny_agent.providers.openai.cache import as_parts, cache_fields, dropping_refused, mark_messages, refused_field
+from tiny_agent.providers.openai.cache import as_parts, cache_fields, dropping_refused, mark_messages
 from tiny_agent.providers.openai.messages import chat_messages
 from tiny_agent.providers.openai.reasoning import reasoning_fields, sdk_arguments, with_reasoning
 from tiny_agent.providers.openai.reply import Accumulator, process
+from tiny_agent.providers.openai.sdk import OpenAIErrors
 from tiny_agent.providers.openai.token_count import count_chat_body, counts_offline
 from tiny_agent.providers.profile import ProviderProfile, profile_for
 from tiny_agent.providers.retry import (
@@ -107,6 +104,7 @@ class OpenAICompatProvider:
         self._profile = replace(self._profile, thinking=checked(thinking, self._profile.thinking_caps, model))
         self.key_env = key_env = self.endpoint.key_env
         self._timeout = check_timeout(self.endpoint.timeout)
+        self._errors = OpenAIErrors(self.name, self._timeout, key_env)
         self._policy = self.endpoint.retry_policy()
         try:
             self._client = openai.OpenAI(**self.endpoint.sdk_options("OPENAI_API_KEY"))
@@ -183,11 +181,11 @@ class OpenAICompatProvider:
         )
 
     def _send_once(self, body: dict[str, Any]) -> ModelResponse:
-        with self._boundary():
+        with self._errors.boundary():
             raw = self._client.chat.completions.with_raw_response.create(**sdk_arguments(body))
         with reading(self.name):
             data = whole_json(raw.http_response)
-            self._check(None, data)
+            self._errors.check(None, data)
             return process(data, body.get("model", self.model), json_tools_mode=_json_tools_mode(body))
 
     def stream(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
@@ -208,51 +206,17 @@ class OpenAICompatProvider:
             return consume(
                 opened,
                 provider=self.name,
-                boundary=self._boundary,
+                boundary=self._errors.boundary,
                 accumulator=Accumulator(json_tools_mode=json_mode),
                 process=lambda data: process(data, model, json_tools_mode=json_mode),
                 on_event=on_event,
             )
 
     def _open(self, body: dict[str, Any]) -> OpenedStream:
-        with self._boundary():
+        with self._errors.boundary():
             raw = self._client.chat.completions.with_raw_response.create(**sdk_arguments(body))
             with reading(self.name):
-                return open_stream(raw.http_response, self._check)
-
-    def _check(self, event: str | None, payload: object) -> None:
-        """Raise the error an answer or a stream chunk carries (``{"error": ...}``), if any."""
-        error = payload_error(self.name, event, payload, status=200, key_env=self.key_env)
-        if error is not None:
-            raise error
-
-    def _boundary(self) -> AbstractContextManager[None]:
-        """The SDK's and ``httpx2``'s exceptions, during the call or while a stream is read, as ours."""
-        sdk = (openai.APIStatusError, openai.APIConnectionError, openai.OpenAIError)
-        return sdk_boundary(self.name, self._timeout, sdk, self._status_error)
-
-    def _status_error(self, exc: openai.APIStatusError) -> Exception:
-        body = exc.body  # the SDK has already unwrapped {"error": {...}}
-        detail = body.get("message") if isinstance(body, Mapping) else None
-        if not isinstance(detail, str):
-            detail = one_line(exc.response.text)[:200] if isinstance(body, str) else exc.message
-        label = next((x for x in (exc.type, exc.code) if isinstance(x, str) and x), "error")
-        field = refused_field(exc.status_code, body, detail)
-        kind = status_error_class(exc.status_code, f"{exc.code} {exc.type} {detail}")
-        kind = UnsupportedFieldError if field else kind
-        error = http_error(
-            self.name,
-            kind,
-            status=exc.status_code,
-            label=label,
-            detail=detail,
-            body=body,
-            headers=dict(exc.response.headers),
-            key_env=self.key_env,
-        )
-        if isinstance(error, UnsupportedFieldError) and field:
-            error.field = field
-        return error
+                return open_stream(raw.http_response, self._errors.check)
 
     def count_tokens(self, prompt: Prompt) -> int | None:
         """tiktoken's o200k count of the body, offline, for the models it knows (``free_count``); else

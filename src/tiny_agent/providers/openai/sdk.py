@@ -1,5 +1,5 @@
-"""The ``openai`` SDK's exceptions as ours, for the Responses wire (the mapping the Chat Completions
-adapter does in its ``_status_error``; the two could share this)."""
+"""The ``openai`` SDK's exceptions as ours: the one mapping both OpenAI wires (Chat Completions and
+Responses) use."""
 
 from __future__ import annotations
 
