@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.expect import one_line
+from tiny_agent.agent.parts import context_config
 from tiny_agent.cli import main
 from tiny_agent.context import shrink
 from tiny_agent.context.config import ContextConfig
@@ -60,7 +61,7 @@ def test_an_unknown_name_is_one_line_listing_the_known_ones_with_a_guess() -> No
     with pytest.raises(ConfigError, match="unknown compaction policy 'cots' \\(did you mean 'cost'"):
         Context().configure(policy="cots")
     with pytest.raises(ConfigError, match="unknown compaction policy 'cots'"):
-        ContextConfig.checked({"policy": "cots"})  # what Run.open checks before the provider starts
+        context_config({"policy": "cots"}, None)  # what Run.open checks before the provider starts
     with pytest.raises(ConfigError, match="must be a word"):
         register(CompactionPolicy("two words", "", every_six_turns))
 

@@ -13,6 +13,7 @@ from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, com
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.engine import Context
 from tiny_agent.context.session import Session
+from tiny_agent.context.shrink.registry import policy_named
 from tiny_agent.context.size_guard import reply_tokens
 from tiny_agent.errors import ConfigError, TinyAgentError
 from tiny_agent.providers.base import Provider
@@ -166,4 +167,6 @@ def context_config(given: dict[str, Any], session: Session | None) -> ContextCon
         return None
     base = session.context.config if session is not None else ContextConfig()
     ContextConfig.checked(changed)  # a typo or a bad value: one line, before anything starts
+    if isinstance(changed.get("policy"), str):
+        policy_named(changed["policy"])  # an unknown name: one line naming the known ones
     return ContextConfig.of({**base.settings(), **changed})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
@@ -96,11 +95,9 @@ class ContextConfig:
 
     @classmethod
     def checked(cls, settings: Mapping[str, Any]) -> ContextConfig:
-        """Like ``of``, but a key that is no field, or a policy no one registered, is a ConfigError too
-        (a typo must not pass silently)."""
-        if isinstance(settings.get("policy"), str):
-            # Imported when asked: the policies read the engine, which reads this module.
-            importlib.import_module("tiny_agent.context.shrink.registry").policy_named(settings["policy"])
+        """Like ``of``, but a key that is no field is a ConfigError too (a typo must not pass silently).
+        A policy's name is looked up where the engine takes it (``shrink.registry.policy_named``): the
+        policies read the engine's config, so this module cannot ask them."""
         unknown = sorted(set(settings) - CONFIG_KEYS)
         if unknown:
             known = ", ".join(sorted(CONFIG_KEYS))
