@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import _thread
 import json
+import signal
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -204,7 +206,21 @@ def test_a_whole_answer_to_a_stream_request_still_works(server: FaultServer, kit
     assert response.message.text == events.text == "the server ignored stream"
 
 
+@pytest.fixture
+def ctrl_c_reaches_python() -> Iterator[None]:
+    """A Ctrl-C that Python hears: a process started in the background by a shell without job control
+    inherits SIGINT ignored, and then ``interrupt_main`` does nothing (the test would wait forever)."""
+    before = signal.getsignal(signal.SIGINT)
+    if before is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 @pytest.mark.parametrize("how", ["signal", "callback"])
+@pytest.mark.usefixtures("ctrl_c_reaches_python")
 def test_ctrl_c_closes_the_stream_and_propagates(server: FaultServer, kit: Kit, how: str) -> None:
     disconnected = threading.Event()
     url = server.route(faults.trickle(kit.events(kit.text(LONG))[:5], disconnected))
