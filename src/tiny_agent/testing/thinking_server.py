@@ -245,6 +245,7 @@ _WORDS = tuple(
         "answer",
     ]
 )
+"""What a thought is made of (a stand-in: only its length and its bytes matter)."""
 
 
 def _config(body: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -253,25 +254,7 @@ def _config(body: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _thought(number: int, words: int) -> str:
-    base = [
-        "the",
-        "next",
-        "step",
-        "reads",
-        "one",
-        "more",
-        "file",
-        "and",
-        "keeps",
-        "its",
-        "lines",
-        "in",
-        "mind",
-        "before",
-        "the",
-        "answer",
-    ]
-    return f"Reply {number}: " + " ".join(base[k % len(base)] for k in range(words))
+    return f"Reply {number}: " + " ".join(_WORDS[k % len(_WORDS)] for k in range(words))
 
 
 def _strip(block: Any) -> Any:
