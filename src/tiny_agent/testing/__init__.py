@@ -15,6 +15,7 @@ session records can be checked against what a faithful server billed.
 - ``thinking_server``: the thinking rules of the model APIs, enforced by the billing fake...
 - ``thinking_wires``: the thinking server's rules on each wire.
 - ``wire_replies``: what the billing fake answers on each wire.
+- ``loopback``: an HTTP server on 127.0.0.1 for the fakes.
 """
 
 from tiny_agent.testing.billing import Bill, BillingFake

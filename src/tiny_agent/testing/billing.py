@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tiny_agent.providers.base import Wire
@@ -29,6 +29,7 @@ from tiny_agent.providers.cache_sim import GenaiPricer, SimCall, Simulator
 from tiny_agent.providers.prefix import Counter, block_tokens
 from tiny_agent.providers.profile import PRICING_IDS
 from tiny_agent.providers.wire import prefix_blocks, rules_of, wire_of
+from tiny_agent.testing.loopback import LoopbackHttp
 from tiny_agent.testing.tasks import ScriptedTask, Task
 from tiny_agent.testing.thinking_server import ThinkingRules
 from tiny_agent.testing.thinking_wires import admit, with_thought
@@ -90,20 +91,7 @@ class BillingFake:
         self.summary_words = summary_words
         self._routes: dict[str, _Route] = {}
         self._lock = threading.Lock()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                owner._handle(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="billing-fake", daemon=True)
+        self._http = LoopbackHttp(self._handle, "billing-fake")
 
     # -- set up -------------------------------------------------------------------------------
 
@@ -116,7 +104,7 @@ class BillingFake:
             if route not in self._routes:
                 model = ScriptedTask(self.tasks, self.summary_words, speaking(wire).call_ids)
                 self._routes[route] = _Route(model, provider or wire)
-        port = self._httpd.server_address[1]
+        port = self._http.port
         return f"http://127.0.0.1:{port}/{route}" + wire_of(wire).sdk_path
 
     def counts(self, route: str) -> list[int]:
@@ -131,13 +119,11 @@ class BillingFake:
             return list(found.bills) if found else []
 
     def __enter__(self) -> BillingFake:
-        self._thread.start()
+        self._http.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        self._http.stop()
 
     # -- one request --------------------------------------------------------------------------
 

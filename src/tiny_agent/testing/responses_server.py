@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tiny_agent.providers.cache_sim import GenaiPricer, SimCall, Simulator
@@ -42,6 +42,7 @@ from tiny_agent.providers.prefix import block_tokens
 from tiny_agent.providers.responses.check import BREAKPOINT, INPUT_PARTS, check_input
 from tiny_agent.providers.responses.items import reasons
 from tiny_agent.providers.wire import rules_of
+from tiny_agent.testing.loopback import LoopbackHttp
 from tiny_agent.testing.responses_replies import Event, diagnose, events, response
 from tiny_agent.testing.responses_replies import fingerprint as fingerprint_of
 from tiny_agent.testing.tasks import ScriptedTask, Task
@@ -93,26 +94,13 @@ class ResponsesServer:
         self._routes: dict[str, _Route] = {}
         self._lock = threading.Lock()
         self._served = 0
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                owner._handle(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="responses-server", daemon=True)
+        self._http = LoopbackHttp(self._handle, "responses-server")
 
     def url(self, route: str) -> str:
         """The base URL (``.../v1``) of the conversation ``route``."""
         with self._lock:
             self._routes.setdefault(route, _Route(ScriptedTask(self.tasks, self.summary_words, "call")))
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/{route}/v1"
+        return f"http://127.0.0.1:{self._http.port}/{route}/v1"
 
     def bills(self, route: str) -> list[ResponseBill]:
         with self._lock:
@@ -120,13 +108,11 @@ class ResponsesServer:
             return list(found.bills) if found else []
 
     def __enter__(self) -> ResponsesServer:
-        self._thread.start()
+        self._http.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        self._http.stop()
 
     def _handle(self, http: BaseHTTPRequestHandler) -> None:
         parts = http.path.split("?")[0].strip("/").split("/")
