@@ -161,7 +161,7 @@ def test_the_budget_hint_covers_the_next_call() -> None:
     provider = ScriptedProvider([], model="claude-sonnet-4-6", pricing_id="anthropic", context_window=1_000_000)
     context = Context("system", ())
     context.add_user("x " * 400_000)
-    budget = Budget(0.01, provider.profile)
+    budget = Budget(0.01, provider)
     upcoming = budget.next_call(context)
     assert upcoming > 0.5, "a 200,000-token request at Sonnet prices"
     assert budget.suggested(context) >= upcoming / STOP_SHARE > 2 * budget.usd

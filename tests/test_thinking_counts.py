@@ -87,7 +87,7 @@ def test_the_budget_prices_the_thinking_as_output(recorded) -> None:  # type: ig
     off = resolve_provider("anthropic", model=MODEL, base_url="http://127.0.0.1:9", env=ENV)
     fresh = Context("system", ())
     fresh.add_user("a first task")
-    with_thinking = Budget(1.0, provider.profile).next_call(fresh)
-    without = Budget(1.0, off.profile).next_call(fresh)
+    with_thinking = Budget(1.0, provider).next_call(fresh)
+    without = Budget(1.0, off).next_call(fresh)
     extra = provider.profile.price(Usage(0, 4096 - DEFAULT_OUTPUT, 0, 0)) or 0.0
     assert extra > 0 and with_thinking - without == pytest.approx(extra), "a first call may spend its thinking budget"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from tiny_agent.context.engine import Context
 from tiny_agent.context.tokens import canonical
-from tiny_agent.providers.thinking import ThinkingCaps
 from tiny_agent.testing import ScriptedProvider
 from tiny_agent.types import (
     Message,
@@ -26,9 +25,12 @@ REDACTED = RedactedThinkingBlock("opaque" * 300)
 NOW = ThinkingBlock("Now b.txt, for the second task. " * 150, "sig-now")
 
 
+OLDER, PRESERVED = "claude-sonnet-4-5", "claude-sonnet-5"
+
+
 def provider(preserved: bool) -> ScriptedProvider:
-    caps = ThinkingCaps(manual=True, preserved=preserved, interleaved_header=not preserved)
-    return ScriptedProvider([], model="claude-sonnet-4-5", thinking_caps=caps)
+    """The model's declared caps: Sonnet 4.5 strips earlier turns' thinking, Sonnet 5 keeps it."""
+    return ScriptedProvider([], model=PRESERVED if preserved else OLDER)
 
 
 def session(*, earlier: bool = True) -> Context:
@@ -66,10 +68,9 @@ def test_after_a_measured_call_a_new_turn_drops_the_last_loops_thinking_on_an_ol
     reply = Message("assistant", (NOW, TextBlock("b.txt says beta")))
     sizes = {}
     for preserved in (True, False):
-        answer = ModelResponse(reply, Usage(5000, 900, 0, 0, reasoning_tokens=800), "end_turn", "claude-sonnet-4-5")
-        p = ScriptedProvider(
-            [answer], model="claude-sonnet-4-5", thinking_caps=ThinkingCaps(manual=True, preserved=preserved)
-        )
+        model = PRESERVED if preserved else OLDER
+        answer = ModelResponse(reply, Usage(5000, 900, 0, 0, reasoning_tokens=800), "end_turn", model)
+        p = ScriptedProvider([answer], model=model)
         ctx = Context("system", (READ,))
         ctx.add_user("read b.txt")
         ctx.complete(p)

@@ -13,7 +13,7 @@ import math
 from tiny_agent.agent.control import BudgetSpent
 from tiny_agent.context.engine import Context
 from tiny_agent.errors import ConfigError
-from tiny_agent.providers.profile import ProviderProfile
+from tiny_agent.providers.base import Provider
 from tiny_agent.types import Usage
 
 __all__ = ["STOP_SHARE", "Budget"]
@@ -27,13 +27,15 @@ DEFAULT_OUTPUT = 512
 class Budget:
     """Dollars a session may spend with one provider."""
 
-    def __init__(self, usd: float, profile: ProviderProfile) -> None:
+    def __init__(self, usd: float, provider: Provider) -> None:
+        profile = provider.profile
         if profile.prices is None:
             raise ConfigError(
                 f"--budget-usd needs the model's price, and {profile.name} model {profile.model!r} has no known "
                 "price; drop the budget or choose a priced model"
             )
         self.usd = usd
+        self.provider = provider
         self.profile = profile
 
     def spent(self, context: Context) -> float:
@@ -42,8 +44,9 @@ class Budget:
     def next_call(self, context: Context) -> float:
         """The likely cost of the next request: its counted size, the part the previous turn left in
         the cache read at the cache price, the rest written where writes are billed, and an output
-        like the turns' so far (their thinking included: it is part of ``output_tokens``)."""
-        tokens = context.context_tokens()
+        like the turns' so far (their thinking included: it is part of ``output_tokens``). The size
+        counts earlier turns' reasoning as the provider does (``Context.context_tokens``)."""
+        tokens = context.context_tokens(self.provider)
         turns = [c for c in context.ledger.calls if c.purpose == "turn"]
         cached = min(tokens, turns[-1].usage.input_tokens or 0) if turns else 0
         outputs = [c.usage.output_tokens for c in turns if c.usage.output_tokens is not None]

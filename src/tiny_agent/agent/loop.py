@@ -135,7 +135,7 @@ class Agent:
         self.idle: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
         """What the loop wraps around a tool run: ``Keepalive.idle`` when a keepalive is on."""
         budget = self.config.budget_usd
-        self.budget = Budget(budget, provider.profile) if budget is not None else None
+        self.budget = Budget(budget, provider) if budget is not None else None
 
     def run(self, task: str) -> RunResult:
         """Add ``task`` as user input and loop until the model answers without a tool call.

@@ -33,10 +33,11 @@ from tiny_agent.context.shrink import clearing, policy
 from tiny_agent.context.shrink import summarize as shrink
 from tiny_agent.context.shrink.compaction import Compaction, CompactionHooks, Summarizer
 from tiny_agent.context.state import State
-from tiny_agent.context.tokens import earlier_thinking_chars, loop_start, prompt_chars
+from tiny_agent.context.tokens import loop_start, prompt_chars, uncounted_reasoning_chars
 from tiny_agent.context.window import spec_dict, system_blocks, window
 from tiny_agent.errors import IllegalRequestError
 from tiny_agent.providers.base import Provider
+from tiny_agent.providers.thinking import EarlierReasoning
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, ToolSpec
 
 __all__ = ["DEFAULT_CONTEXT_WINDOW", "EMPTY_REPLY", "NOT_RUN", "Context", "ContextConfig"]
@@ -206,21 +207,19 @@ class Context(Conversation):
             if exact is not None:
                 return exact
         state = self.state
-        kept = provider is None or provider.profile.thinking_caps.preserved
+        rule: EarlierReasoning = provider.profile.earlier_reasoning if provider is not None else "kept"
         if prompt is None:
             measured = state.measured
             if measured and measured[1] == state.epoch and measured[0] <= len(state.messages):
                 count, _, size = measured
                 messages = state.messages
                 size += self.ledger.estimate(messages[count:])
-                if kept:
-                    return size
-                # The measured request counted its own tool loop's thinking; what a new turn since made
-                # earlier (from that loop's start to the new one's) is no longer counted.
-                dropped = earlier_thinking_chars(messages, loop_start(messages[:count]), loop_start(messages))
+                # The measured request counted its own tool loop's reasoning; what the provider leaves
+                # out of the next one from that loop's start on (an earlier turn's, by now) is taken off.
+                dropped = uncounted_reasoning_chars(messages, rule, loop_start(messages[:count]))
                 return size - (self.ledger.estimate_chars(dropped) - 1 if dropped else 0)
         prompt = prompt or self.prompt()
-        dropped = 0 if kept else earlier_thinking_chars(prompt.messages, 0, loop_start(prompt.messages))
+        dropped = uncounted_reasoning_chars(prompt.messages, rule)
         return self.ledger.estimate_chars(prompt_chars(prompt, self.ledger.texts) - dropped)
 
     def check_task(self, provider: Provider, task: str) -> None:

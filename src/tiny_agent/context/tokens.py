@@ -14,18 +14,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tiny_agent.types import Message, Prompt, RedactedThinkingBlock, ThinkingBlock, ToolSpec, Usage
+from tiny_agent.providers.thinking import EarlierReasoning
+from tiny_agent.types import REASONING_BLOCKS, Message, Prompt, ToolSpec, Usage
 
 __all__ = [
     "CallRecord",
     "Serialized",
     "TokenLedger",
     "canonical",
-    "earlier_thinking_chars",
     "head_chars",
     "loop_start",
     "prompt_chars",
     "same_layer",
+    "uncounted_reasoning_chars",
 ]
 
 DEFAULT_CHARS_PER_TOKEN = 4.0
@@ -205,17 +206,32 @@ def _only_results(message: Message) -> bool:
     return bool(message.content) and len(message.tool_results) == len(message.content)
 
 
-def earlier_thinking_chars(messages: Sequence[Message], start: int = 0, end: int | None = None) -> int:
-    """The estimator's measure of the thinking and redacted thinking blocks of the assistant messages in
-    ``messages[start:end]``: what a model without preserved thinking leaves out of earlier turns
-    (Anthropic's context window drops previous turns' thinking; the current tool loop's counts)."""
+def uncounted_reasoning_chars(messages: Sequence[Message], rule: EarlierReasoning, start: int = 0) -> int:
+    """The estimator's measure of the reasoning blocks in ``messages[start:]`` (``start``: where a turn
+    starts) that the provider leaves out of its count of the next request, by ``rule``
+    (``ProviderProfile.earlier_reasoning``): none ("kept"), all ("none"), the earlier turns' ("stripped":
+    the current tool loop's counts), or the earlier turns' that made no tool call ("tool_turns")."""
+    if rule == "kept":
+        return 0
+    end = len(messages) if rule == "none" else max(start, loop_start(messages))
     chars = 0
-    for m in messages[start:end]:
-        if m.role == "assistant":
-            for b in m.content:
-                if isinstance(b, ThinkingBlock | RedactedThinkingBlock):
-                    chars += len(canonical(b.to_dict())) + 1
+    for turn in _turns(messages[start:end]):
+        if rule == "tool_turns" and any(m.tool_uses for m in turn):
+            continue
+        for m in turn:
+            if m.role == "assistant":
+                chars += sum(len(canonical(b.to_dict())) + 1 for b in m.content if isinstance(b, REASONING_BLOCKS))
     return chars
+
+
+def _turns(messages: Sequence[Message]) -> list[list[Message]]:
+    """``messages`` cut where a user message that is not only tool results starts a new turn."""
+    turns: list[list[Message]] = []
+    for m in messages:
+        if not turns or (m.role == "user" and not _only_results(m)):
+            turns.append([])
+        turns[-1].append(m)
+    return turns
 
 
 _LAYERS = {

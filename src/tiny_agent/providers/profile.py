@@ -18,7 +18,15 @@ from tiny_agent.providers.cache_rules import DEFAULT_TTL, CacheRules, Ttl
 from tiny_agent.providers.check import WireCheck, count_marks
 from tiny_agent.providers.pricing import TokenPrices, context_window_of, price_usd, token_prices
 from tiny_agent.providers.reasoning_check import reasoning_problems
-from tiny_agent.providers.thinking import NO_THINKING, OFF, Thinking, ThinkingCaps, is_on, thinking_caps
+from tiny_agent.providers.thinking import (
+    NO_THINKING,
+    OFF,
+    EarlierReasoning,
+    Thinking,
+    ThinkingCaps,
+    is_on,
+    thinking_caps,
+)
 from tiny_agent.providers.wire import WireFormat, rules_of, wire_of
 from tiny_agent.types import Usage, Wire
 
@@ -77,6 +85,13 @@ class ProviderProfile:
     def thinks(self) -> bool:
         """Whether the model reasons in this run's requests (its replies carry reasoning blocks)."""
         return is_on(self.thinking, self.thinking_caps)
+
+    @property
+    def earlier_reasoning(self) -> EarlierReasoning:
+        """How the next request counts the reasoning already in the history (``ThinkingCaps``):
+        ``reasoning_content`` goes back only while the model thinks, so with thinking off none counts."""
+        caps = self.thinking_caps
+        return "none" if caps.reasoning_content and not self.thinks else caps.earlier_reasoning
 
     @property
     def lifetime(self) -> float:

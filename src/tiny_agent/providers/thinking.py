@@ -9,6 +9,7 @@ does not take is one ``ConfigError`` line, never a 400 from the API.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,6 +20,7 @@ __all__ = [
     "MIN_BUDGET",
     "NO_THINKING",
     "OFF",
+    "EarlierReasoning",
     "Thinking",
     "ThinkingCaps",
     "checked",
@@ -32,6 +34,7 @@ MIN_BUDGET = 1024
 """Anthropic's smallest ``budget_tokens``."""
 EFFORTS = ("low", "medium", "high", "max")
 Mode = Literal["default", "off", "adaptive", "enabled"]
+EarlierReasoning = Literal["kept", "stripped", "tool_turns", "none"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,12 @@ class ThinkingCaps:
     """The model thinks unless told not to (DeepSeek V4, Kimi K2.6)."""
     keep_all: bool = False
     """Kimi's ``thinking.keep: "all"``: earlier turns' reasoning stays in context."""
+    earlier_reasoning: EarlierReasoning = "stripped"
+    """How the provider counts the reasoning of earlier turns sent back to it (the current tool loop's
+    always counts): "kept" (in context and billed: Claude Opus 4.5+, Kimi's keep all, GPT-5.6's
+    ``all_turns``), "stripped" (left out of the window: older Claude models, OpenAI's ``current_turn``),
+    "tool_turns" (DeepSeek: kept from turns that made tool calls, ignored from those that did not).
+    "none" is no model's: ``ProviderProfile.earlier_reasoning`` when none is sent at all."""
     efforts: tuple[str, ...] = ()
     effort_with_thinking: bool = True
     """``reasoning_effort`` may be sent beside ``thinking`` (not on Kimi)."""
@@ -130,6 +139,10 @@ class ThinkingCaps:
 NO_THINKING = ThinkingCaps()
 _PRESERVED = ("fable-5", "opus-5", "sonnet-5", "haiku-5", "mythos-5")
 _ADAPTIVE = ("opus-4-6", "opus-4-7", "sonnet-4-6", *_PRESERVED)
+_STRIPS_EARLIER = re.compile(r"claude-(?:3-7-|haiku-4|sonnet-4(?!-[6-9])|opus-4(?:-[01])?(?:-20|$))")
+"""Claude models whose window leaves earlier turns' thinking out (Sonnet 3.7, 4, 4.5, Opus 4, 4.1,
+Haiku 4.5); Opus 4.5 and later keep it (reasoning facts, section 1)."""
+_GPT = re.compile(r"^gpt-(\d+)(?:\.(\d+))?")
 
 
 def thinking_caps(name: str, model: str) -> ThinkingCaps:
@@ -142,11 +155,13 @@ def thinking_caps(name: str, model: str) -> ThinkingCaps:
         preserved = any(k in m for k in _PRESERVED)
         manual = not any(k in m for k in ("opus-5-5", "fable-5-1"))  # adaptive only
         efforts = EFFORTS if adaptive or "opus-4-5" in m else ()
+        strips = _STRIPS_EARLIER.match(m) is not None
         return ThinkingCaps(
             manual=manual,
             adaptive=adaptive,
             interleaved_header=manual and not preserved,
             preserved=preserved,
+            earlier_reasoning="stripped" if strips else "kept",
             efforts=efforts,
         )
     if name == "deepseek" or m.startswith("deepseek"):
@@ -157,6 +172,7 @@ def thinking_caps(name: str, model: str) -> ThinkingCaps:
                 default_on=True,
                 efforts=("low", "high", "max"),
                 forced_tool_choice=False,
+                earlier_reasoning="tool_turns",
             )
         return NO_THINKING
     if name == "moonshot" or m.startswith("kimi"):
@@ -165,11 +181,20 @@ def thinking_caps(name: str, model: str) -> ThinkingCaps:
                 reasoning_content=True,
                 default_on=True,
                 keep_all=True,
+                earlier_reasoning="kept",
                 efforts=("low", "medium", "high"),
                 effort_with_thinking=False,
             )
         return NO_THINKING
-    return NO_THINKING
+    return _openai_caps(m)
+
+
+def _openai_caps(model: str) -> ThinkingCaps:
+    """OpenAI's reasoning items: ``reasoning.context`` (not sent) defaults to ``all_turns`` from GPT-5.6
+    on, to ``current_turn`` before (reasoning facts, section 2)."""
+    found = _GPT.match(model)
+    version = (int(found[1]), int(found[2] or 0)) if found else (0, 0)
+    return ThinkingCaps(earlier_reasoning="kept") if version >= (5, 6) else NO_THINKING
 
 
 def checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
