@@ -64,13 +64,15 @@ class Server:
 
 def provider(server: Server, **kwargs: Any) -> AnthropicProvider:
     kwargs.setdefault("max_retries", 0)
-    kwargs.setdefault("cache_diagnostics", False)  # its own tests below
-    return AnthropicProvider(
+    diagnostics = kwargs.pop("cache_diagnostics", False)  # its own tests below
+    adapter = AnthropicProvider(
         model="claude-haiku-4-5",
         api_key="sk-ant-test",
         http_client=httpx2.Client(transport=httpx2.MockTransport(server)),
         **kwargs,
     )
+    adapter.cache_diagnostics = diagnostics
+    return adapter
 
 
 def ok(content: list[dict[str, Any]], usage: dict[str, Any], stop_reason: str = "end_turn") -> httpx2.Response:

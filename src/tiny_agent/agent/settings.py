@@ -56,8 +56,9 @@ class RunSettings:
     api: str | None = None
     """OpenAI's API: "responses" or "chat"; None: responses for OpenAI's reasoning models at OpenAI."""
     server_compact_at: int | None = None
-    """The Responses API compacts the context on the server past this many input tokens
-    (``context_management`` compaction); None: only tiny-agent's own compaction."""
+    """The server compacts the context past this many input tokens: the Responses API
+    (``context_management`` compaction) and Anthropic (``compact_20260112``, at least 50,000);
+    None: only tiny-agent's own compaction."""
     workspace: str | None = None
     """The folder the tools are confined to; None: the current folder."""
     protect: tuple[str, ...] = ()

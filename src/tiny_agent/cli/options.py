@@ -197,8 +197,8 @@ agent_options = _stack(
         "--server-compact-at",
         type=Positive(int),
         metavar="TOKENS",
-        help="Responses API: the server compacts the context past this many input tokens; its opaque "
-        "item is kept in the session and replayed.",
+        help="Responses API and Anthropic (at least 50,000): the server compacts the context past this "
+        "many input tokens; its block is kept in the session and sent back. See docs/thinking.md.",
     ),
     click.option(
         "--cache-ttl",

@@ -23,7 +23,7 @@ from tiny_agent.context.entries import CallDone, CallFailed, CallOpened, FieldRe
 from tiny_agent.context.legality import drop_empty_text
 from tiny_agent.context.render import Rendered
 from tiny_agent.context.state import State
-from tiny_agent.context.tokens import CallRecord, TokenLedger
+from tiny_agent.context.tokens import CallRecord, TokenLedger, server_compaction
 from tiny_agent.providers.base import Provider
 from tiny_agent.types import Entry, ModelResponse, OnProviderEvent, Prompt, TextBlock
 
@@ -186,13 +186,15 @@ def previous_request(engine: Recorder) -> Before | None:
         prompt = engine.replayed_prompt(opened.seq)
         chain = message_chain(prompt.messages)
     answered = record.at or opened.at  # the entry is written when the reply arrives: its lifetime starts there
+    # A server compaction in the previous call replaced the conversation as ours would.
+    changes = (*state.changes, "compaction") if server_compaction(record.usage) else state.changes
     return Before(
         answered,
         opened.model,
         opened.fingerprint,
         record.usage.input_tokens,
         prompt,
-        state.changes,
+        changes,
         opened.server,
         chain,
     )

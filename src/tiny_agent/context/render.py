@@ -20,9 +20,9 @@ from tiny_agent.context.tokens import Serialized, head_chars
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.check import WireCheck
 from tiny_agent.providers.thinking import thinking_key
-from tiny_agent.types import Message, Prompt, ToolSpec
+from tiny_agent.types import Message, Prompt, ReasoningBlock, ToolSpec
 
-__all__ = ["Rendered", "Renderer"]
+__all__ = ["Rendered", "Renderer", "holds_server_compaction"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,8 @@ class Renderer:
         self._chain: list[str] = []
         self._chars: list[int] = []
         """Measured length of the messages up to and including each position."""
+        self._cuts: list[int] = []
+        """The newest server compaction's position up to each position (0: none)."""
         self._provider: Provider | None = None
         self._wire: list[list[dict[str, Any]]] = []
         self._names: dict[str, str] = {}
@@ -91,7 +93,9 @@ class Renderer:
         head = self._head_of(prompt)
         chain = tuple(self._chain)
         count = len(messages)
-        chars = head.chars + (self._chars[-1] + count + 1 if count else 0)
+        # The server drops what comes before its newest compaction: the request's size starts there.
+        cut = self._cuts[-1] if self._cuts else 0
+        chars = head.chars + (self._chars[-1] - (self._chars[cut - 1] if cut else 0) + count - cut + 1 if count else 0)
         fingerprint = {**head.fingerprint, "messages": count, "chain": chain[-1] if chain else ""}
         if provider.profile.thinking.mode != "default":  # the settings are rendered into the prompt
             fingerprint["thinking"] = thinking_key(provider.profile.thinking)
@@ -100,16 +104,19 @@ class Renderer:
 
     def _extend(self, messages: Sequence[Message], same: int) -> None:
         """The chain and the measured lengths for ``messages``, reusing the first ``same`` positions."""
-        del self._messages[same:], self._chain[same:], self._chars[same:]
+        del self._messages[same:], self._chain[same:], self._chars[same:], self._cuts[same:]
         previous = self._chain[-1] if self._chain else ""
         total = self._chars[-1] if self._chars else 0
+        cut = self._cuts[-1] if self._cuts else 0
         for message in messages[same:]:
             text = self.texts.text(message)
             previous = chain_step(previous, text)
             total += len(text)
+            cut = len(self._messages) if holds_server_compaction(message) else cut
             self._messages.append(message)
             self._chain.append(previous)
             self._chars.append(total)
+            self._cuts.append(cut)
 
     def _head_of(self, prompt: Prompt) -> _Head:
         head = self._head
@@ -118,6 +125,16 @@ class Renderer:
                 prompt.tools, prompt.system, head_fingerprint(prompt), head_chars(prompt.system, prompt.tools)
             )
         return head
+
+
+def holds_server_compaction(message: Message) -> bool:
+    """Whether ``message`` holds a server's compaction, which the wire sends from on (a failed one,
+    ``content`` null, stands for nothing)."""
+    for block in message.content:
+        item = block.item if isinstance(block, ReasoningBlock) else None
+        if item is not None and item.get("type") == "compaction" and item.get("content", "") is not None:
+            return True
+    return False
 
 
 def _same_prefix(before: Sequence[Message], now: Sequence[Message]) -> int:

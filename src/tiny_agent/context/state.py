@@ -33,7 +33,7 @@ from tiny_agent.context.entries import (
 )
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.shrink.compaction import Compaction
-from tiny_agent.context.tokens import CallRecord, TokenLedger
+from tiny_agent.context.tokens import CallRecord, TokenLedger, server_compaction
 from tiny_agent.context.window import Window
 from tiny_agent.types import Block, Entry, Message, ToolResultBlock
 
@@ -196,8 +196,11 @@ class State:
         if opened is not None:
             self.last_done = (opened, record)
         usage = record.usage
-        if record.purpose == "turn" and usage.input_tokens is not None:
-            self.measured = (len(self.messages), self.epoch, usage.input_tokens + (usage.output_tokens or 0))
+        compacted = server_compaction(usage)
+        # After a server compaction the context is what its message pass read, not the passes' sum.
+        size = compacted[1] if compacted is not None and compacted[1] is not None else usage.input_tokens
+        if record.purpose == "turn" and size is not None:
+            self.measured = (len(self.messages), self.epoch, size + (usage.output_tokens or 0))
 
     @property
     def base(self) -> int:

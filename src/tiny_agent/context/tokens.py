@@ -26,6 +26,7 @@ __all__ = [
     "loop_start",
     "prompt_chars",
     "same_layer",
+    "server_compaction",
     "uncounted_reasoning_chars",
 ]
 
@@ -114,6 +115,16 @@ class CallRecord:
         )
 
 
+def server_compaction(usage: Usage) -> tuple[int | None, int | None] | None:
+    """The context's size (tokens) before and after the server compaction the call ran, each None
+    where the provider did not say; None when it ran none (``usage.details["server_compaction"]``)."""
+    found = usage.details.get("server_compaction")
+    if not isinstance(found, Mapping):
+        return None
+    before, after = found.get("tokens_before"), found.get("tokens_after")
+    return (before if isinstance(before, int) else None, after if isinstance(after, int) else None)
+
+
 @dataclass
 class TokenLedger:
     """Every call of a run, with totals. Costs that could not be priced stay None, never 0."""
@@ -130,10 +141,13 @@ class TokenLedger:
         return self.ratios.get("turn", DEFAULT_CHARS_PER_TOKEN)
 
     def record(self, call: CallRecord, *, chars: int | None = None) -> None:
-        """Add a call; with its request's length, recalibrate that purpose's ratio."""
+        """Add a call; with its request's length, recalibrate that purpose's ratio (on the request
+        alone: a server compaction's input sums two passes, the first of which read the request)."""
         self.calls.append(call)
-        if chars and call.usage.input_tokens:
-            self.ratios[call.purpose] = max(1.0, chars / call.usage.input_tokens)
+        compacted = server_compaction(call.usage)
+        tokens = compacted[0] if compacted is not None else call.usage.input_tokens
+        if chars and tokens:
+            self.ratios[call.purpose] = max(1.0, chars / tokens)
 
     @property
     def total(self) -> Usage:

@@ -19,10 +19,10 @@ from tiny_agent.agent.loop import (
     ToolEvent,
     TurnEvent,
 )
-from tiny_agent.context.tokens import CallRecord, TokenLedger, same_layer
+from tiny_agent.context.tokens import CallRecord, TokenLedger, same_layer, server_compaction
 from tiny_agent.types import ProviderNote, RetryNotice, TextDelta, Usage
 
-__all__ = ["cache_savings", "format_cost", "format_event", "format_totals", "format_usage"]
+__all__ = ["cache_savings", "format_cost", "format_event", "format_totals", "format_usage", "server_compaction_text"]
 
 
 def _n(value: int | None) -> str:
@@ -50,7 +50,17 @@ def _call_line(label: str, call: CallRecord, note: str = "") -> str:
         # The server's own reason beside ours, where the two disagree (both are stored).
         miss = f" · cache miss: server: {call.provider_miss}; ours: {call.miss or 'none'}"
     usage = format_usage(call.usage)
-    return f"[{label} · {usage} · {_cost(call.cost_usd)} · {call.seconds:.1f}s{prefill}{miss}{note}]"
+    compacted = server_compaction_text(call.usage)
+    server = f" · {compacted}" if compacted else ""
+    return f"[{label} · {usage} · {_cost(call.cost_usd)} · {call.seconds:.1f}s{prefill}{miss}{server}{note}]"
+
+
+def server_compaction_text(usage: Usage) -> str:
+    """``server compaction: context 61,200 -> 1,450 tokens`` for a call that ran one, else ""."""
+    compacted = server_compaction(usage)
+    if compacted is None:
+        return ""
+    return f"server compaction: context {_n(compacted[0])} -> {_n(compacted[1])} tokens"
 
 
 def format_event(event: Event) -> str:

@@ -85,6 +85,8 @@ class Figures:
     """Compactions the policy or the user started that failed (their ``decision`` entries say so;
     a session from before those were written counts none)."""
     compaction_tokens_saved: int = 0
+    server_compactions: int = 0
+    """Compactions the provider's server ran inside a call (``--server-compact-at``)."""
     summary_cost_usd: float = 0.0
     after_compaction_cost_usd: float = 0.0
     """What the first calls after the compactions paid (they write the new prefix)."""
@@ -243,6 +245,7 @@ class Sums:
             "compactions": sum(n for (kind, _), n in self.events.items() if kind == "compaction"),
             "compaction_failures": sum(n for key, n in self.events.items() if key == ("decision", "compact failed")),
             "compaction_tokens_saved": self.tokens_saved,
+            "server_compactions": sum(n for (kind, _), n in self.events.items() if kind == "server_compaction"),
             "summary_cost_usd": float(v["summary_cost_usd"]),
             "after_compaction_cost_usd": float(v["after_compaction_cost_usd"]),
             "clearings": sum(n for (kind, _), n in self.events.items() if kind == "clear"),

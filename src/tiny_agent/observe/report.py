@@ -56,6 +56,7 @@ def format_figures(f: Figures) -> list[str]:
             else ""
         )
         + (f"; {_n(f.compaction_failures)} failed" if f.compaction_failures else "")
+        + (f"; the server compacted {_n(f.server_compactions)} times" if f.server_compactions else "")
         + f"; cleared old tool output {_n(f.clearings)} times"
         + (f" (the calls right after {_usd(f.after_clear_cost_usd)})" if f.clearings else ""),
     ]

@@ -75,14 +75,15 @@ class MessageCheck(Incremental):
     """The neutral rules: the first and last message from the user, roles alternating, every tool_use
     answered in the next message (results first), no result without its call, no duplicate ids."""
 
-    def feed(self, position: int, message: Message) -> None:
+    def feed(self, position: int, message: Message, *, resumed: bool = False) -> None:
+        """``resumed``: the message opens with a server's summary of all before it (it may come first)."""
         self.start(position)
         i, fold = self.fold.count, self.fold
         if not message.content:
             self.report(position, f"messages[{i}] is empty")
         if any(isinstance(b, TextBlock) and not b.text.strip() for b in message.content):
             self.report(position, f"messages[{i}] has an empty text block")
-        if i == 0 and message.role != "user":
+        if i == 0 and message.role != "user" and not resumed:
             self.report(position, "the first message must come from the user")
         if i and message.role == fold.role:
             self.report(position, f"messages[{i}] repeats the role {message.role!r}")

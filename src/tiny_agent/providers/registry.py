@@ -139,8 +139,8 @@ def resolve_provider(
         if choose_api(profile.name, common["model"], url, kwargs.pop("api", None)) == "responses"
         else profile.wire
     )
-    if wire != "responses":
-        for option in RESPONSES_ONLY:  # the Responses API's own options
+    for option, wires in WIRE_OPTIONS.items():  # options only some wires' adapters take
+        if wire not in wires:
             kwargs.pop(option, None)
     ttl = checked_ttl(kwargs.pop("cache_ttl", DEFAULT_TTL), wire, profile.name)
     options = wire_of(wire).adapter_options(ttl, False)
@@ -172,8 +172,8 @@ def _url_and_key(profile: Profile, base_url: str | None, env: Mapping[str, str])
 
 APIS = ("responses", "chat")
 """``--api`` for OpenAI: the Responses API or Chat Completions."""
-RESPONSES_ONLY = ("stateful", "compact_threshold")
-"""Adapter options of the Responses API that the other adapters may not take."""
+WIRE_OPTIONS = {"stateful": ("responses",), "compact_threshold": ("responses", "anthropic")}
+"""Adapter options that only the adapters of these wires take (server-side compaction, state)."""
 
 
 def choose_api(profile: str, model: str, base_url: str | None, api: str | None) -> str:

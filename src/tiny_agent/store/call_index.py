@@ -92,6 +92,9 @@ class CallIndex:
             self._call(body, seq, at)
         elif kind == "call_done":
             self._done(body, at)
+            compacted = ((body.get("usage") or {}).get("details") or {}).get("server_compaction")
+            if isinstance(compacted, Mapping):  # the server compacted in this call: an event of its own
+                self._event("server_compaction", compacted, seq, at)
         elif kind == "call_failed":
             self.db.execute(
                 "UPDATE calls SET status = 'failed', done_at = ? WHERE session_id = ? AND seq = ? AND status = 'open'",
@@ -182,6 +185,8 @@ class CallIndex:
         elif kind == "clear":
             count, reason = len(body.get("stubs") or {}), None
             self._pending.append("clear")
+        elif kind == "server_compaction":
+            count, reason = 1, None
         elif kind == "decision":  # what the policy chose ("compact", "clear"), and whether it failed
             action = _text(body.get("action")) or "?"
             count, reason = _int(body.get("messages")), f"{action} failed" if body.get("failed_at") else action

@@ -5,6 +5,7 @@
 and bills every request the way the provider's cache does (``providers.cache_sim``), so what a
 session records can be checked against what a faithful server billed.
 
+- ``anthropic_compaction``: ``ServerCompaction``: Anthropic's server-side compaction on the billing fake.
 - ``billing``: ``BillingFake``: a model API on 127.0.0.1 that bills like the provider, through the real SDKs.
 - ``contents``: file contents unlike repeated English lines: JSON, code, prose and other scripts.
 - ``estimates``: the after-compaction size runs shared by a test, an integration test and a benchmark.

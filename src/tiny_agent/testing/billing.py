@@ -29,6 +29,7 @@ from tiny_agent.providers.cache_sim import GenaiPricer, SimCall, Simulator
 from tiny_agent.providers.prefix import Counter, block_tokens
 from tiny_agent.providers.profile import PRICING_IDS
 from tiny_agent.providers.wire import prefix_blocks, rules_of, wire_of
+from tiny_agent.testing.anthropic_compaction import Compacted, ServerCompaction
 from tiny_agent.testing.loopback import LoopbackHttp
 from tiny_agent.testing.tasks import ScriptedTask, Task
 from tiny_agent.testing.thinking_server import ThinkingRules
@@ -48,6 +49,10 @@ class Bill:
     body: Mapping[str, Any]
     call: SimCall
     reply: Mapping[str, Any]
+
+
+_Admitted = tuple[dict[str, Any], tuple[Any, int] | None, Compacted | None]
+"""What the model reads of a request, its thought, and the server compaction it runs."""
 
 
 @dataclass
@@ -77,6 +82,7 @@ class BillingFake:
         refuses: Sequence[str] = (),
         counter: Counter = block_tokens,
         thinking: ThinkingRules | None = None,
+        compaction: ServerCompaction | None = None,
     ) -> None:
         """``refuses`` names request fields answered with OpenAI's 400 for an unknown parameter;
         ``counter`` gives each block's tokens, for the bills and ``count_tokens`` alike: the
@@ -84,6 +90,8 @@ class BillingFake:
         self.refuses = tuple(refuses)
         self.thinking = thinking
         """The thinking rules the model API enforces (``testing.thinking_server``); None: no thinking."""
+        self.compaction = compaction
+        """Anthropic's server-side compaction (``testing.anthropic_compaction``); None: not offered."""
         self.tasks = tuple(tasks)
         self.counter = counter
         self.delay = delay
@@ -139,34 +147,69 @@ class BillingFake:
             send(http, 404, {"error": {"type": "not_found_error", "message": f"no route {http.path}"}})
             return
         body = json.loads(http.rfile.read(int(http.headers.get("content-length") or 0)) or b"{}")
+        admitted = self._admit(http, route, wire, body)
+        if admitted is not None:
+            self._answer(http, parts[0], route, wire, *admitted)
+
+    def _admit(self, http: BaseHTTPRequestHandler, route: _Route, wire: Wire, body: dict[str, Any]) -> _Admitted | None:
+        """What the model reads of ``body``, its thought and the server compaction it runs; None when
+        ``http`` was answered a 400."""
         refused = next((f for f in self.refuses if f'"{f}"' in json.dumps(body)), None)
         if refused is not None:
             error = {"message": f"Unrecognized request argument supplied: {refused}", "param": refused}
             send(http, 400, {"error": {**error, "type": "invalid_request_error", "code": "unknown_parameter"}})
-            return
+            return None
+        compacted: Compacted | None = None
+        if self.compaction is not None:
+            with self._lock:
+                betas = str(http.headers.get("anthropic-beta") or "")
+                said, body, compacted = self.compaction.admit(body, betas, self.counter)
+            if said is not None:
+                send(http, 400, {"type": "error", "error": {"type": "invalid_request_error", "message": said}})
+                return None
         thought: tuple[Any, int] | None = None
         if self.thinking is not None:
+            opened = compacted.body if compacted is not None else None
             with self._lock:
-                rejected, body, thought = admit(self.thinking, body, wire, route.provider, http.headers)
+                rejected, body, thought = admit(self.thinking, body, wire, route.provider, http.headers, opened)
             if rejected is not None:
                 send(http, 400, rejected)
-                return
+                return None
+        return body, thought, compacted
+
+    def _answer(
+        self,
+        http: BaseHTTPRequestHandler,
+        name: str,
+        route: _Route,
+        wire: Wire,
+        body: dict[str, Any],
+        thought: tuple[Any, int] | None,
+        compacted: Compacted | None,
+    ) -> None:
         blocks, stop = route.model.reply(body, wire)
         output = sum(block_tokens(b.to_dict()) for b in blocks) + (thought[1] if thought else 0)
         cap = body.get("max_tokens") or body.get("max_completion_tokens")
         if isinstance(cap, int) and output > cap:  # cut at the output limit, as a model would be
             blocks, stop, output = (TextBlock("." * cap),), "max_tokens", cap
         model = str(body.get("model") or "unknown")
+        passes: tuple[SimCall, SimCall] | None = None
         with self._lock:
-            call = self._simulator(route, wire, model).send(self.clock(), body, output)
+            sim = self._simulator(route, wire, model)
+            if compacted is not None and self.compaction is not None:
+                call, passes = self.compaction.bill(sim, self.clock(), body, compacted, output)
+            else:
+                call = sim.send(self.clock(), body, output)
             route.served += 1
             number = route.served
         speaks = SPOKEN[wire]
-        reply = speaks.reply(number, model, blocks, stop, call)
+        reply = speaks.reply(number, model, blocks, stop, passes[1] if passes else call)
         if thought is not None:
             reply = with_thought(reply, wire, thought, self.thinking)
+        if compacted is not None and passes is not None:
+            reply = ServerCompaction.reply(reply, compacted, passes)
         with self._lock:
-            route.bills.append(Bill(parts[0], wire, body, call, reply))
+            route.bills.append(Bill(name, wire, body, call, reply))
         if self.delay:
             time.sleep(self.delay)
         if body.get("stream"):

@@ -145,13 +145,15 @@ class ThinkingRules:
         seen = [{**m, "content": m["content"] or [{"type": "text", "text": "(dropped)"}]} for m in messages]
         return None, Admitted({**body, "messages": seen}, None, tuple(dropped))
 
-    def think_anthropic(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
-        """The thinking block that opens this reply, signed to the request it answers, and its tokens."""
+    def think_anthropic(self, body: Mapping[str, Any], opened: bool = False) -> tuple[dict[str, Any], int]:
+        """The thinking block of this reply, signed to the request it answers, and its tokens; ``opened``:
+        the body ends with the reply's own opening (a server compaction block), which the thinking follows."""
         self.replies += 1
         text = _thought(self.replies, self.words)
         tokens = block_tokens({"type": "thinking", "thinking": text})
         messages = list(body.get("messages") or [])
-        prefix = self._prefix(body, messages, len(messages), 0)
+        end = (len(messages) - 1, len(messages[-1]["content"])) if opened else (len(messages), 0)
+        prefix = self._prefix(body, messages, *end)
         if self.redact_every and self.replies % self.redact_every == 0:
             data = f"rd.{self._mac(prefix)}.{self._mac('redacted' + text)}"
             return {"type": "redacted_thinking", "data": data}, tokens
@@ -279,7 +281,13 @@ def _final_assistant(messages: Sequence[Any]) -> tuple[int, str] | None:
     ):
         return None
     blocks = before.get("content")
-    if before.get("role") != "assistant" or not isinstance(blocks, list) or not blocks:
+    # The rule holds for what follows a server compaction block.
+    blocks = (
+        [b for b in blocks if isinstance(b, Mapping) and b.get("type") != "compaction"]
+        if isinstance(blocks, list)
+        else []
+    )
+    if before.get("role") != "assistant" or not blocks:
         return None
     return len(messages) - 2, str(blocks[0].get("type"))
 

@@ -14,21 +14,34 @@ Verdict = tuple[dict[str, Any] | None, dict[str, Any], tuple[Any, int] | None]
 """(the 400's body or None, the body the model reads, the reply's thinking and its tokens)."""
 
 
-def admit(rules: ThinkingRules, body: dict[str, Any], wire: str, provider: str, headers: Any) -> Verdict:
-    """What the thinking server makes of ``body`` on ``wire``: see ``Verdict``."""
-    return _ADMIT[wire](rules, body, provider, headers)
+def admit(
+    rules: ThinkingRules,
+    body: dict[str, Any],
+    wire: str,
+    provider: str,
+    headers: Any,
+    opened: Mapping[str, Any] | None = None,
+) -> Verdict:
+    """What the thinking server makes of ``body`` on ``wire``: see ``Verdict``. ``opened``: the body
+    the reply's thinking follows when the server compacted (it ends with the compaction block)."""
+    return _ADMIT[wire](rules, body, provider, headers, opened)
 
 
-def _admit_anthropic(rules: ThinkingRules, body: dict[str, Any], provider: str, headers: Any) -> Verdict:
+def _admit_anthropic(
+    rules: ThinkingRules, body: dict[str, Any], provider: str, headers: Any, opened: Mapping[str, Any] | None
+) -> Verdict:
     admitted = rules.admit_anthropic(body, str(headers.get("anthropic-beta") or ""))
     if admitted.error is not None:
         return {"type": "error", "error": {"type": "invalid_request_error", "message": admitted.error}}, body, None
     config = body.get("thinking")
     on = isinstance(config, Mapping) and config.get("type") in ("enabled", "adaptive")
-    return None, dict(admitted.body), rules.think_anthropic(body) if on else None
+    thought = rules.think_anthropic(opened or body, opened is not None) if on else None
+    return None, dict(admitted.body), thought
 
 
-def _admit_openai(rules: ThinkingRules, body: dict[str, Any], provider: str, headers: Any) -> Verdict:
+def _admit_openai(
+    rules: ThinkingRules, body: dict[str, Any], provider: str, headers: Any, opened: Mapping[str, Any] | None
+) -> Verdict:
     error = rules.admit_openai(body, provider)
     if error is not None:
         return (

@@ -82,6 +82,9 @@ def _anthropic_events(message: Mapping[str, Any], body: Mapping[str, Any]) -> It
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
         elif block["type"] == "redacted_thinking":
             opening, delta = block, None
+        elif block["type"] == "compaction":  # one delta carries the whole block
+            opening = {"type": "compaction", "content": None, "encrypted_content": None}
+            delta = {"type": "compaction_delta", **{k: v for k, v in block.items() if k != "type"}}
         elif block["type"] == "thinking":
             opening = {"type": "thinking", "thinking": "", "signature": ""}
             delta = {"type": "thinking_delta", "thinking": block["thinking"]}
@@ -100,7 +103,7 @@ def _anthropic_events(message: Mapping[str, Any], body: Mapping[str, Any]) -> It
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
     delta_usage = {
         "output_tokens": usage["output_tokens"],
-        **{k: v for k, v in usage.items() if k.endswith("_details")},
+        **{k: v for k, v in usage.items() if k.endswith("_details") or k == "iterations"},
     }
     yield (
         "message_delta",

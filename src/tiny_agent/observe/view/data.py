@@ -21,6 +21,7 @@ from tiny_agent.context.log import MemoryLog
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.context.tokens import canonical as fingerprint_key
 from tiny_agent.errors import TinyAgentError, UnreadableEntry
+from tiny_agent.observe.call_lines import server_compaction_text
 from tiny_agent.observe.causes import miss_cause
 from tiny_agent.observe.view.layers import block_view, divergence
 from tiny_agent.observe.view.whatifs import WHAT_IFS, what_if_rows
@@ -78,6 +79,10 @@ class SessionView:
                 by_seq[entry.seq] = call
             case CallDone(call=seq, record=record) if seq in by_seq:
                 by_seq[seq].record = record
+                compacted = server_compaction_text(record.usage)
+                if compacted:  # after the call it ran in: the requests from the next on start at its block
+                    mark = {"kind": "compaction", "seq": entry.seq, "before": by_seq[seq].index + 1}
+                    self.marks.append({**mark, "text": compacted})
             case CompactionMark():
                 text = f"compacted {value.messages} messages"
                 if value.tokens_before is not None and value.tokens_after is not None:

@@ -2,6 +2,7 @@
 
 - ``adapter``: ``AnthropicProvider``, over the official ``anthropic`` SDK.
 - ``breaks``: the settings and blocks that break the cache on this wire (``cache_breaks``' table).
+- ``compaction``: server-side compaction (``compact_20260112``): the request field, the block, its usage.
 - ``check``: the Messages API's request rules on the exact body.
 - ``reply``: reading a Messages answer, whole or streamed.
 - ``wire``: the wire as a value (``ANTHROPIC``): prefix blocks, breakpoints, check, shape.

@@ -26,6 +26,14 @@ from typing import Any, Unpack
 import anthropic
 
 from tiny_agent.errors import ConfigError
+from tiny_agent.providers.anthropic.compaction import (
+    COMPACTION_BETA,
+    asks_compaction,
+    checked_trigger,
+    compaction_fields,
+    is_compaction,
+    since_compaction,
+)
 from tiny_agent.providers.anthropic.reply import Accumulator, process
 from tiny_agent.providers.anthropic.thinking import THINKING_TYPES, betas_for, thinking_fields
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
@@ -59,7 +67,8 @@ CACHE_DIAGNOSIS_BETA = "cache-diagnosis-2026-04-07"
 
 class AnthropicProvider:
     """A model endpoint speaking the Anthropic Messages wire format, at ``endpoint`` (an
-    ``Endpoint``, or its fields as keywords: ``api_key``, ``base_url``, ``timeout``, ...)."""
+    ``Endpoint``, or its fields as keywords: ``api_key``, ``base_url``, ``timeout``, ...).
+    ``compact_threshold`` asks the server to compact past that many input tokens (at least 50,000)."""
 
     wire: Wire = "anthropic"
 
@@ -71,11 +80,12 @@ class AnthropicProvider:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         context_window: int | None = None,
         cache_ttl: str = DEFAULT_TTL,
-        cache_diagnostics: bool | None = None,
         thinking: Thinking = OFF,
+        compact_threshold: int | None = None,
         **fields: Unpack[EndpointFields],
     ) -> None:
         self.endpoint = Endpoint.of(endpoint, **fields)
+        self.compact_threshold = checked_trigger(compact_threshold, model)
         self.name = name = self.endpoint.name or "anthropic"
         self.cache_ttl: Ttl = checked_ttl(cache_ttl, "anthropic", name)
         """Lifetime of the cache entries this adapter asks for; a 1h entry costs 2x the input price to write."""
@@ -95,18 +105,25 @@ class AnthropicProvider:
         self.url = display_url(str(self._client.base_url).rstrip("/") + "/v1/messages")
         """Where the calls go, as error messages show it."""
         official = str(self._client.base_url).rstrip("/") == "https://api.anthropic.com"
-        self.cache_diagnostics = official if cache_diagnostics is None else cache_diagnostics
-        """Ask the API why a cache missed (a beta that only api.anthropic.com knows)."""
+        self.cache_diagnostics = official
+        """Ask the API why a cache missed (a beta that only api.anthropic.com knows; set it to ask
+        another endpoint too)."""
 
     @property
     def profile(self) -> ProviderProfile:
         return self._profile
 
     def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
-        # Thinking blocks go back exactly as received, in place; another wire's reasoning has no field here.
-        if any(isinstance(b, ReasoningBlock) for b in message.content):
-            message = Message(message.role, tuple(b for b in message.content if not isinstance(b, ReasoningBlock)))
-        return [message.to_dict()]
+        # Thinking and compaction blocks go back exactly as received, in place; another wire's reasoning
+        # has no field here.
+        if not any(isinstance(b, ReasoningBlock) for b in message.content):
+            return [message.to_dict()]
+        content = [
+            dict(b.item or {}) if isinstance(b, ReasoningBlock) else b.to_dict()
+            for b in message.content
+            if not isinstance(b, ReasoningBlock) or is_compaction(b.item)
+        ]
+        return [{"role": message.role, "content": content}]
 
     def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
         """The ``/v1/messages`` body for ``prompt``, with at most four cache markers (on copies)."""
@@ -140,8 +157,9 @@ class AnthropicProvider:
             body["tools"] = tools
             if prompt.tool_choice == "none":
                 body["tool_choice"] = {"type": "none"}
-        body["messages"] = flat
+        body["messages"] = since_compaction(flat)  # the API drops what comes before the newest one
         body.update(thinking_fields(self._profile.thinking))
+        body.update(compaction_fields(self.compact_threshold))
         budget = body.get("thinking", {}).get("budget_tokens")
         if isinstance(budget, int) and body["max_tokens"] <= budget:
             body["max_tokens"] += budget  # the budget is part of max_tokens: the answer keeps its room
@@ -191,6 +209,8 @@ class AnthropicProvider:
     def _sdk_arguments(self, body: dict[str, Any]) -> dict[str, Any]:
         """The body as the SDK's ``create`` takes it, with the beta headers its fields need."""
         betas = betas_for(body, self._profile.thinking_caps.interleaved_header)
+        if asks_compaction(body) or any(is_compaction(b) for m in body["messages"] for b in _blocks(m)):
+            betas.append(COMPACTION_BETA)
         arguments = _sdk_arguments(body)
         if betas:
             headers = dict(arguments.get("extra_headers") or {})
@@ -242,16 +262,24 @@ class AnthropicProvider:
         return int(counted.input_tokens)
 
 
+_UNKNOWN_TO_SDK = ("diagnostics", "context_management")
+"""Body fields the SDK's ``messages.create`` does not take yet: they travel in ``extra_body``."""
+
+
 def _sdk_arguments(body: dict[str, Any]) -> dict[str, Any]:
     """The body as the SDK's ``create`` takes it: fields it does not know yet travel in ``extra_body``."""
-    if "diagnostics" not in body:
+    extra = {k: body[k] for k in _UNKNOWN_TO_SDK if k in body}
+    if not extra:
         return body
-    rest = {k: v for k, v in body.items() if k != "diagnostics"}
-    return {
-        **rest,
-        "extra_body": {"diagnostics": body["diagnostics"]},
-        "extra_headers": {"anthropic-beta": CACHE_DIAGNOSIS_BETA},
-    }
+    arguments: dict[str, Any] = {**{k: v for k, v in body.items() if k not in extra}, "extra_body": extra}
+    if "diagnostics" in extra:
+        arguments["extra_headers"] = {"anthropic-beta": CACHE_DIAGNOSIS_BETA}
+    return arguments
+
+
+def _blocks(message: Mapping[str, Any]) -> list[Any]:
+    content = message.get("content")
+    return content if isinstance(content, list) else []
 
 
 def _markable(content: Sequence[Mapping[str, Any]]) -> int | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tiny_agent.providers.anthropic.compaction import is_compaction
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS
 from tiny_agent.providers.check import MessageCheck, count_marks
 from tiny_agent.types import message_from_dict
@@ -23,13 +24,18 @@ class AnthropicCheck:
 
     def feed(self, position: int, wire: Sequence[Mapping[str, Any]]) -> None:
         for item in wire:  # one wire message per neutral message on this wire
+            content = item.get("content")
+            opens = isinstance(content, list) and bool(content) and is_compaction(content[0])
+            if isinstance(content, list) and any(is_compaction(b) for b in content):
+                item = {**item, "content": [b for b in content if not is_compaction(b)]}  # the server's block
             try:
                 message = message_from_dict(item)
             except (KeyError, TypeError, ValueError) as exc:
                 self.messages.start(position)
                 self.messages.report(position, f"malformed message: {exc}")
                 continue
-            self.messages.feed(position, message)
+            # The API drops what comes before a compaction block: a body may start at one.
+            self.messages.feed(position, message, resumed=opens)
 
     def finish(self, marks: int, max_marks: int) -> list[str]:
         """The problems found, with the body's ``cache_control`` markers counted (``count_marks``)."""

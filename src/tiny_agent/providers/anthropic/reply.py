@@ -12,12 +12,14 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from tiny_agent.providers.anthropic.compaction import billed_usage, is_compaction, server_compaction
 from tiny_agent.providers.decode import ShapeError, count, expect, optional, scrub, tool_input
 from tiny_agent.providers.http_errors import response_error
 from tiny_agent.types import (
     Block,
     Message,
     ModelResponse,
+    ReasoningBlock,
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
@@ -52,6 +54,9 @@ def process(data: Mapping[str, Any], model: str) -> ModelResponse:
                 blocks.append(ThinkingBlock(expect(item.get("thinking", ""), str, f"content[{i}].thinking"), signature))
         elif kind == "redacted_thinking":
             blocks.append(RedactedThinkingBlock(expect(item.get("data"), str, f"content[{i}].data")))
+        elif is_compaction(item):  # the server's summary: kept raw, sent back byte for byte
+            summary = optional(item.get("content"), str, f"content[{i}].content")
+            blocks.append(ReasoningBlock(summary or "", dict(item), str(data.get("model") or model)))
         elif kind == "text":
             text = expect(item.get("text"), str, f"content[{i}].text")
             if text.strip():  # the API returns "" beside tool_use; sending it back is a 400
@@ -64,6 +69,9 @@ def process(data: Mapping[str, Any], model: str) -> ModelResponse:
     found_model = data.get("model")
     found_id = data.get("id")
     usage = normalise_usage(data.get("usage"))
+    compacted = server_compaction(data["content"], data.get("usage"))
+    if compacted is not None:  # named on the call line, in the view and in stats
+        usage = dataclasses.replace(usage, details={**usage.details, "server_compaction": compacted})
     transformations = data.get("input_transformations")
     if isinstance(transformations, list) and transformations:
         # What the API did to the request's thinking blocks (drop_block): kept on the call record.
@@ -91,9 +99,11 @@ def cache_miss_reason(diagnostics: object) -> str | None:
 
 
 def normalise_usage(raw: object) -> Usage:
-    """Missing, null or partial usage gives None for what is unknown, never a made-up 0."""
+    """Missing, null or partial usage gives None for what is unknown, never a made-up 0. With
+    ``iterations`` (a server compaction ran), the counts are their sum: what is billed."""
     if not isinstance(raw, Mapping):
         return Usage()
+    raw = billed_usage(raw)
     uncached = count(raw.get("input_tokens"))
     read = count(raw.get("cache_read_input_tokens"))
     write = count(raw.get("cache_creation_input_tokens"))  # llama.cpp's /v1/messages never sends it
@@ -159,6 +169,10 @@ class Accumulator:
         if delta.get("type") == "signature_delta":
             piece = expect(delta.get("signature"), str, "signature_delta.signature")
             block["signature"] = expect(block.get("signature", ""), str, f"content[{index}].signature") + piece
+            return ""
+        if delta.get("type") == "compaction_delta":
+            # One delta carries the whole block (the SDK's own assembly sets its fields from it).
+            block.update({k: v for k, v in delta.items() if k != "type"})
             return ""
         if delta.get("type") == "input_json_delta":
             piece = expect(delta.get("partial_json"), str, "input_json_delta.partial_json")

@@ -120,5 +120,6 @@ def _final_assistant(messages: Sequence[Any]) -> tuple[int, str] | None:
     blocks = before.get("content")
     if not answers or before.get("role") != "assistant" or not isinstance(blocks, list) or not blocks:
         return None
-    first = blocks[0]
+    # A server compaction block opens the content; the thinking rule holds for what follows it.
+    first = next((b for b in blocks if not (isinstance(b, Mapping) and b.get("type") == "compaction")), None)
     return len(messages) - 2, str(first.get("type")) if isinstance(first, Mapping) else "?"
