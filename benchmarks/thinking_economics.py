@@ -71,9 +71,10 @@ def task(root: Path) -> Task:
     return Task("read the forty files", steps, "All forty files read.")
 
 
-def run(setup: str, thinking: str | None, naive: bool) -> dict[str, Any]:
+def run(setup: str, thinking: str | None, naive: bool, words: int = 40) -> dict[str, Any]:
     name, model, wire, _, _ = SETUPS[setup]
-    with tempfile.TemporaryDirectory() as folder, BillingFake([task(Path(folder))], thinking=ThinkingRules()) as fake:
+    rules = ThinkingRules(words=words)
+    with tempfile.TemporaryDirectory() as folder, BillingFake([task(Path(folder))], thinking=rules) as fake:
         url = fake.url("run", wire, provider=name)
         provider: Any = resolve_provider(name, model=model, base_url=url, env=ENV, thinking=parse_thinking(thinking))
         config = NAIVE if naive else ContextConfig()
@@ -100,7 +101,42 @@ def run(setup: str, thinking: str | None, naive: bool) -> dict[str, Any]:
         "cache_read": sum(b.call.cache_read for b in bills),
         "output_tokens": sum(b.call.output_tokens for b in bills),
         "reasoning_tokens": sum(c.usage.reasoning_tokens or 0 for c in calls),
+        "output_price": profile.prices.output if profile.prices is not None else 0.0,
     }
+
+
+SWEEP_WORDS = (0, 10, 40, 160)
+"""Words of thinking per reply for the sweep (the fake thinks the same length in every reply)."""
+
+
+def sweep() -> list[dict[str, Any]]:
+    """The Anthropic drift against the length of the model's thinking: the thinking output is the same
+    under every context policy, so the longer the model thinks, the nearer 1 the whole-bill ratio."""
+    off = run("anthropic", "off", False), run("anthropic", "off", True)
+    rows = []
+    for words in SWEEP_WORDS:
+        agent, naive = run("anthropic", "2048", False, words), run("anthropic", "2048", True, words)
+        ratio, base = agent["usd"] / naive["usd"], off[0]["usd"] / off[1]["usd"]
+        context = agent["input_usd"] / naive["input_usd"]
+        base_context = off[0]["input_usd"] / off[1]["input_usd"]
+        # The summary calls' own thinking (their reasoning tokens beyond the naive run's), priced as output.
+        summary_thinking = (agent["reasoning_tokens"] - naive["reasoning_tokens"]) * agent["output_price"]
+        without = (agent["usd"] - summary_thinking) / naive["usd"]
+        rows.append(
+            {
+                "words": words,
+                "reasoning_tokens_per_turn": round(naive["reasoning_tokens"] / max(1, naive["calls"]), 1),
+                "ratio_drift": round(ratio / base - 1, 4),
+                "input_ratio_drift": round(context / base_context - 1, 4),
+                "ratio_drift_without_summary_thinking": round(without / base - 1, 4),
+            }
+        )
+        print(
+            f"sweep: {words:>3} words of thinking a reply ({rows[-1]['reasoning_tokens_per_turn']} tokens): "
+            f"whole-bill drift {rows[-1]['ratio_drift']:+.1%}, context drift {rows[-1]['input_ratio_drift']:+.1%}, "
+            f"whole bill without the summaries' thinking {rows[-1]['ratio_drift_without_summary_thinking']:+.1%}"
+        )
+    return rows
 
 
 def main() -> None:
@@ -134,6 +170,7 @@ def main() -> None:
         )
     RESULT.parent.mkdir(exist_ok=True)
     out = {
+        "sweep": sweep(),
         "command": "PYTHONPATH=src python benchmarks/thinking_economics.py",
         "task": f"{FILES} file reads in one request (one tool loop)",
         "python": platform.python_version(),
