@@ -6,8 +6,9 @@ The proxy listens on 127.0.0.1; the program's SDK reaches it through ``ANTHROPIC
 its headers (the key included) unchanged; the answer comes back as it came. Each request that
 carries ``messages`` is stored as a call: its body (under ``request`` in the ``call`` entry, which the
 view and ``lint --session`` read), then its usage, cost and time in a ``call_done`` entry, priced by
-the wire's profile. A streamed answer is read whole before it is passed on (its usage is in its
-events), so the program sees it arrive at once. Nothing the program sends is changed.
+the wire's profile. A streamed answer (``text/event-stream``) is passed on piece by piece as it
+arrives (chunked), a copy kept to read its usage from the events at the end. Nothing the program
+sends is changed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from http.client import HTTPResponse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -181,29 +183,57 @@ class _Handler(BaseHTTPRequestHandler):
         sent = time.time()
         try:
             with urllib.request.urlopen(request, timeout=600) as answer:
-                status, answer_headers, body = answer.status, dict(answer.headers.items()), answer.read()
+                status, answer_headers = answer.status, dict(answer.headers.items())
+                kind = next((v for k, v in answer_headers.items() if k.lower() == "content-type"), "")
+                if "text/event-stream" in kind:
+                    body = self._relay(status, answer_headers, answer)
+                else:
+                    body = answer.read()
+                    self._send(status, answer_headers, body)
         except urllib.error.HTTPError as error:
             status, answer_headers, body = error.code, dict(error.headers.items()), error.read()
+            kind = next((v for k, v in answer_headers.items() if k.lower() == "content-type"), "")
+            self._send(status, answer_headers, body)
         except (urllib.error.URLError, OSError) as exc:
             self._send(502, {"Content-Type": "text/plain"}, f"the recorder could not reach {url}: {exc}".encode())
             return
-        self._send(status, answer_headers, body)
         try:
             sent_body = json.loads(payload) if payload else None
         except ValueError:
             sent_body = None
         if isinstance(sent_body, dict) and isinstance(sent_body.get("messages"), list):
-            kind = next((v for k, v in answer_headers.items() if k.lower() == "content-type"), "")
             self.recorder.record(wire, sent_body, status, body, kind, sent)
+
+    def _relay(self, status: int, headers: Mapping[str, str], answer: HTTPResponse) -> bytes:
+        """A streamed answer passed on as each piece arrives (chunked, so the program reads every event
+        when it comes); the whole of it returned, for its usage. If the program hangs up, the upstream
+        stream is left too, as it would be without the recorder."""
+        self.send_response(status)
+        self._headers(headers)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        kept = bytearray()
+        try:
+            while piece := answer.read1(65536):
+                kept += piece
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:  # the program hung up
+            self.close_connection = True
+        return bytes(kept)
 
     def _send(self, status: int, headers: Mapping[str, str], body: bytes) -> None:
         self.send_response(status)
-        for key, value in headers.items():
-            if key.lower() not in _SKIPPED | {"content-encoding", "date", "server"}:
-                self.send_header(key, value)
+        self._headers(headers)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def _headers(self, headers: Mapping[str, str]) -> None:
+        for key, value in headers.items():
+            if key.lower() not in _SKIPPED | {"content-encoding", "date", "server"}:
+                self.send_header(key, value)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the program's own output is what the terminal shows."""
