@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import queue
+import sys
 import threading
 import time
 import urllib.error
@@ -73,8 +74,7 @@ class Recorder:
         if self._error is not None:
             raise self._error
         handler = type("Handler", (_Handler,), {"recorder": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(target=self._server.serve_forever, name="tiny-agent-record", daemon=True)
         self._thread.start()
 
@@ -158,6 +158,15 @@ def _usage(wire: Wire, answer: bytes, kind: str) -> Usage:
         if isinstance(holder.get("usage"), dict):
             raw.update({k: v for k, v in holder["usage"].items() if v is not None})
     return wire.usage(raw or None)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet about a reset connection: a program that exits with one open resets it, no error of its calls."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
