@@ -6,7 +6,8 @@ The proxy listens on 127.0.0.1; the program's SDK reaches it through ``ANTHROPIC
 its headers (the key included) unchanged; the answer comes back as it came. Each request that
 carries ``messages`` is stored as a call: its body (under ``request`` in the ``call`` entry, which the
 view and ``lint --session`` read), then its usage, cost and time in a ``call_done`` entry, priced by
-the wire's profile. A streamed answer (``text/event-stream``) is passed on piece by piece as it
+the wire's profile, with its prefix layers' fingerprint and the cause of a cache miss
+(``record_prefix``). A streamed answer (``text/event-stream``) is passed on piece by piece as it
 arrives (chunked), a copy kept to read its usage from the events at the end. Nothing the program
 sends is changed.
 """
@@ -30,6 +31,7 @@ from tiny_agent.context.entries import CallDone, CallOpened, RunChange
 from tiny_agent.context.entry_codec import encode
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import TinyAgentError
+from tiny_agent.observe.record_prefix import body_fingerprint, recorded_miss, shared_messages
 from tiny_agent.providers.anthropic.reply import normalise_usage as anthropic_usage
 from tiny_agent.providers.openai.reply import normalise_usage as openai_usage
 from tiny_agent.providers.registry import offline_profile
@@ -112,6 +114,7 @@ class Recorder:
             return
         self.session_id, head = info.id, -1
         running: tuple[str, str] | None = None
+        last: dict[tuple[str, str], tuple[dict[str, Any], Usage]] = {}
         self._ready.set()
         with store:
             while (item := self._queue.get()) is not None:
@@ -119,7 +122,11 @@ class Recorder:
                 model = str(body.get("model") or "")
                 entries = [] if running == (wire, model) else [encode(RunChange({"provider": wire, "model": model}))]
                 running = (wire, model)
-                opened = encode(CallOpened("turn", model, len(json.dumps(body)), {}, provider=wire))
+                before = last.get((wire, model))
+                shared = shared_messages(before[0] if before else None, body, wire)
+                prints = body_fingerprint(body, wire)
+                call = CallOpened("turn", model, len(json.dumps(body)), prints, provider=wire, shared_messages=shared)
+                opened = encode(call)
                 entries.append((opened[0], {**opened[1], "request": body}))
                 written = store.append(self.session_id, entries, expected_head=head)
                 head = written[-1].seq
@@ -130,7 +137,9 @@ class Recorder:
                     cost = offline_profile(wire, model).price(usage)
                 except TinyAgentError:
                     cost = None
-                record = CallRecord(usage, cost, done - sent, model, at=done)
+                miss = recorded_miss(before, body, usage, wire, model)
+                last[(wire, model)] = (body, usage)
+                record = CallRecord(usage, cost, done - sent, model, miss=miss, at=done)
                 head = store.append(self.session_id, [encode(CallDone(written[-1].seq, record))], expected_head=head)[
                     -1
                 ].seq
