@@ -39,7 +39,7 @@ def _conversation(client: anthropic.Anthropic) -> None:
     history: list[dict[str, Any]] = [{"role": "user", "content": f"summarise the agreement\n{CLAUSE}"}]
     system = [{"type": "text", "text": MANUAL, "cache_control": {"type": "ephemeral"}}]
     for n in range(4):
-        answer = client.messages.create(model=MODEL, max_tokens=100, system=system, messages=history)  # type: ignore[arg-type]
+        answer = client.messages.create(model=MODEL, max_tokens=100, system=system, messages=history)
         text = answer.content[0].text if answer.content[0].type == "text" else ""
         history = [*history, {"role": "assistant", "content": text}, {"role": "user", "content": f"{n}\n{CLAUSE}"}]
 

@@ -80,3 +80,21 @@ def test_a_whole_answer_is_still_passed_on_whole(tmp_path: Path) -> None:
         client = anthropic.Anthropic(api_key="sk-test-whole", base_url=recorder.base_url("anthropic"))
         answer = client.messages.create(model="claude-sonnet-4-6", max_tokens=100, messages=question)
     assert answer.content[0].type == "text" and answer.content[0].text == ANSWER
+
+
+def test_a_refused_call_is_stored_as_failed_with_the_reason(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    question = [{"role": "user", "content": "summarise the agreement"}]
+    with (
+        BillingFake([Task("summarise the agreement", [], ANSWER)], refuses=("temperature",)) as fake,
+        Recorder(str(db), {"openai": fake.url("r", "openai")}) as recorder,
+    ):
+        client = openai.OpenAI(api_key="sk-test-refused", base_url=recorder.base_url("openai"), max_retries=0)
+        with pytest.raises(openai.BadRequestError):
+            client.chat.completions.create(model="gpt-4o-mini", temperature=0.2, messages=question)
+    with SQLiteStore(db) as store:
+        (info,) = store.sessions()
+        (row,) = store.calls(CallQuery(sessions=(info.id,)))
+        (failed,) = store.entries(info.id, kinds=("call_failed",))
+    assert row.status == "failed"
+    assert failed.body["error"].startswith("HTTP 400: ") and "temperature" in failed.body["error"]

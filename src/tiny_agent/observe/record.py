@@ -1,5 +1,5 @@
-"""A recording proxy: another program's model calls stored as a session, so ``lint``, ``stats`` and
-``view`` work on them.
+"""A recording proxy: another program's model calls stored as a session, so ``lint``, ``stats``,
+``replay`` and ``view`` work on them.
 
 The proxy listens on 127.0.0.1; the program's SDK reaches it through ``ANTHROPIC_BASE_URL`` and
 ``OPENAI_BASE_URL`` (``Recorder.environment``), and every request goes on to the real base URL with
@@ -7,7 +7,8 @@ its headers (the key included) unchanged; the answer comes back as it came. Each
 carries ``messages`` is stored as a call: its body (under ``request`` in the ``call`` entry, which the
 view and ``lint --session`` read), then its usage, cost and time in a ``call_done`` entry, priced by
 the wire's profile, with its prefix layers' fingerprint and the cause of a cache miss
-(``record_prefix``). A streamed answer (``text/event-stream``) is passed on piece by piece as it
+(``record_prefix``); a refused one (4xx, 5xx) in a ``call_failed`` entry with the provider's reason.
+A streamed answer (``text/event-stream``) is passed on piece by piece as it
 arrives (chunked), a copy kept to read its usage from the events at the end. Nothing the program
 sends is changed.
 """
@@ -27,7 +28,7 @@ from http.client import HTTPResponse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tiny_agent.context.entries import CallDone, CallOpened, RunChange
+from tiny_agent.context.entries import CallDone, CallFailed, CallOpened, RunChange
 from tiny_agent.context.entry_codec import encode
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import TinyAgentError
@@ -130,8 +131,11 @@ class Recorder:
                 entries.append((opened[0], {**opened[1], "request": body}))
                 written = store.append(self.session_id, entries, expected_head=head)
                 head = written[-1].seq
-                if status >= 400:
-                    continue  # no answer to store: the call stays open, as a failed send does
+                if status >= 400:  # refused: no usage to store, the reason as the provider gave it
+                    reason = f"HTTP {status}: {answer.decode('utf-8', 'replace')[:300]}"
+                    failed = encode(CallFailed(written[-1].seq, reason))
+                    head = store.append(self.session_id, [failed], expected_head=head)[-1].seq
+                    continue
                 usage = _usage(UPSTREAMS[wire], answer, kind)
                 try:
                     cost = offline_profile(wire, model).price(usage)
