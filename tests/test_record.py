@@ -1,6 +1,6 @@
 """``tiny-agent record -- CMD``: a program using the official SDKs, pointed at the billing fake, has
-its calls stored as a session: the bills' usage, the bodies as sent, and lint, stats and the view
-read it."""
+its calls stored as a session: the bills' usage, the bodies as sent, the layers that changed and
+the cause of a miss, and lint, stats and the view read it."""
 
 from __future__ import annotations
 
@@ -67,6 +67,9 @@ def test_a_programs_calls_become_a_session(tmp_path: Path, capsys: object) -> No
         assert [json.loads(json.dumps(b.body)) for b in bills] == [
             e.body["request"] for e in store.entries(info.id, kinds=("call",))
         ], "the bodies as they were sent"
+        assert [r.miss is not None for r in rows] == [False, False, True, False], "the changed system prompt"
+        assert "the system prompt changed at character 17" in str(rows[2].miss)
+        assert [(r.changed, r.shared_messages) for r in rows[:3]] == [((), None), ((), 1), (("system",), 3)]
         findings = lint_session(store, info.id)
         assert [(f.rule, f.path, f.request) for f in findings if f.rule == "system-changed"] == [
             ("system-changed", "system[0]", 2)
@@ -76,6 +79,8 @@ def test_a_programs_calls_become_a_session(tmp_path: Path, capsys: object) -> No
             assert detail["request"]["exact"] and detail["divergence"]["path"] == "system[0]"
             assert detail["breaks"][0]["rule"] == "system-changed"
     assert main(["stats", info.id, "--store", str(db), "--json"]) == 0
+    looked = json.loads(capsys.readouterr().out)  # type: ignore[attr-defined]
+    assert looked["misses"] == 1 and list(looked["miss_causes"]) == ["the system prompt changed"]
 
 
 def test_a_command_that_cannot_start_says_so(tmp_path: Path) -> None:

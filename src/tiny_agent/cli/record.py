@@ -21,7 +21,7 @@ __all__ = ["record_command"]
 def record_command(command: tuple[str, ...], store: str | None) -> int:
     """Run CMD with its Anthropic and OpenAI SDK calls sent through a recording proxy on 127.0.0.1
     (ANTHROPIC_BASE_URL, OPENAI_BASE_URL), on to the base URLs it had; each call's body and usage is
-    stored as a session that lint --session, stats and view read. Exits with CMD's status."""
+    stored as a session that lint --session, stats, replay and view read. Exits with CMD's status."""
     upstreams = {name: os.environ.get(wire.variable, "") for name, wire in UPSTREAMS.items()}
     with Recorder(store or default_location(os.environ), upstreams, workspace=os.getcwd()) as recorder:
         try:

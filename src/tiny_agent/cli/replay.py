@@ -12,6 +12,7 @@ from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.cache_rules import TTLS
 from tiny_agent.providers.registry import PROVIDER_NAMES
 from tiny_agent.store import open_store
+from tiny_agent.whatif.bodies import MARKS
 from tiny_agent.whatif.figures import replay_lines, sweep_lines
 from tiny_agent.whatif.provider import ASSUMED_SUMMARY_TOKENS
 from tiny_agent.whatif.replay import Policy, Recording, Replay, replay, sweep
@@ -34,6 +35,7 @@ SWEEPABLE: dict[str, tuple[str, click.ParamType[Any]]] = {
     "policy": ("policy", PolicyName()),
     "clear-after": ("clear_after", ClearAfter()),
     "cache-ttl": ("cache_ttl", click.Choice(TTLS)),
+    "cache-marks": ("cache_marks", click.Choice(MARKS)),
     "model": ("model", click.STRING),
     "provider": ("provider", click.Choice(PROVIDER_NAMES)),
     "summary-tokens": ("summary_tokens", Positive(int)),
@@ -48,6 +50,11 @@ SWEEPABLE: dict[str, tuple[str, click.ParamType[Any]]] = {
 @click.option("--policy", type=PolicyName(), help="When to compact: a compaction policy's name (cost, fraction, ...).")
 @click.option("--clear-after", type=ClearAfter(), help="Clear tool output older than N turns (or never).")
 @click.option("--cache-ttl", type=click.Choice(TTLS), help="Anthropic cache lifetime.")
+@click.option(
+    "--cache-marks",
+    type=click.Choice(MARKS),
+    help="A recorded session's (tiny-agent record): tiny-agent's own cache breakpoints, or none.",
+)
 @click.option("--model", help="Replay on another model of the provider.")
 @click.option("--provider", type=click.Choice(PROVIDER_NAMES), help="Replay on another provider's rules and prices.")
 @click.option(
@@ -79,7 +86,14 @@ def replay_command(
     config = {k: flags[k] for k in ("compact_at", "keep_turns", "policy") if flags[k] is not None}
     if flags["clear_after"] is not None or given(click.get_current_context(), "clear_after"):
         config["clear_after"] = flags["clear_after"]
-    policy = Policy(config, flags["cache_ttl"], flags["provider"], flags["model"], flags["summary_tokens"])
+    policy = Policy(
+        config,
+        flags["cache_ttl"],
+        flags["provider"],
+        flags["model"],
+        flags["summary_tokens"],
+        cache_marks=flags["cache_marks"],
+    )
     grid = _grid(specs) if sweeping else {}
     both = sorted(set(grid) & set(config))
     if both:

@@ -13,6 +13,7 @@ only context, providers, store and types. matplotlib is imported only by ``obser
 - ``lint_breaks``: how to fix each cause of a miss between two bodies (lint's rules between bodies).
 - ``plot``: pictures of a look back, drawn on matplotlib's Agg canvas.
 - ``record``: a recording proxy: another program's model calls stored as a session.
+- ``record_prefix``: what the recorder reads off a body: its layers' fingerprint, the cause of a miss.
 - ``report``: the look back as lines for a person: totals, misses by cause, layers, a table per group.
 - ``stats``: ``stats``: what stored sessions cost, what the cache read, which prefix layers moved.
 - ``telemetry``: OpenTelemetry spans for a run, its model calls and its tool calls.

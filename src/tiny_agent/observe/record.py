@@ -1,32 +1,38 @@
-"""A recording proxy: another program's model calls stored as a session, so ``lint``, ``stats`` and
-``view`` work on them.
+"""A recording proxy: another program's model calls stored as a session, so ``lint``, ``stats``,
+``replay`` and ``view`` work on them.
 
 The proxy listens on 127.0.0.1; the program's SDK reaches it through ``ANTHROPIC_BASE_URL`` and
 ``OPENAI_BASE_URL`` (``Recorder.environment``), and every request goes on to the real base URL with
 its headers (the key included) unchanged; the answer comes back as it came. Each request that
 carries ``messages`` is stored as a call: its body (under ``request`` in the ``call`` entry, which the
 view and ``lint --session`` read), then its usage, cost and time in a ``call_done`` entry, priced by
-the wire's profile. A streamed answer is read whole before it is passed on (its usage is in its
-events), so the program sees it arrive at once. Nothing the program sends is changed.
+the wire's profile, with its prefix layers' fingerprint and the cause of a cache miss
+(``record_prefix``); a refused one (4xx, 5xx) in a ``call_failed`` entry with the provider's reason.
+A streamed answer (``text/event-stream``) is passed on piece by piece as it
+arrives (chunked), a copy kept to read its usage from the events at the end. Nothing the program
+sends is changed.
 """
 
 from __future__ import annotations
 
 import json
 import queue
+import sys
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from http.client import HTTPResponse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tiny_agent.context.entries import CallDone, CallOpened, RunChange
+from tiny_agent.context.entries import CallDone, CallFailed, CallOpened, RunChange
 from tiny_agent.context.entry_codec import encode
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import TinyAgentError
+from tiny_agent.observe.record_prefix import body_fingerprint, recorded_miss, shared_messages
 from tiny_agent.providers.anthropic.reply import normalise_usage as anthropic_usage
 from tiny_agent.providers.openai.reply import normalise_usage as openai_usage
 from tiny_agent.providers.registry import offline_profile
@@ -71,8 +77,7 @@ class Recorder:
         if self._error is not None:
             raise self._error
         handler = type("Handler", (_Handler,), {"recorder": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(target=self._server.serve_forever, name="tiny-agent-record", daemon=True)
         self._thread.start()
 
@@ -110,6 +115,7 @@ class Recorder:
             return
         self.session_id, head = info.id, -1
         running: tuple[str, str] | None = None
+        last: dict[tuple[str, str], tuple[dict[str, Any], Usage]] = {}
         self._ready.set()
         with store:
             while (item := self._queue.get()) is not None:
@@ -117,18 +123,27 @@ class Recorder:
                 model = str(body.get("model") or "")
                 entries = [] if running == (wire, model) else [encode(RunChange({"provider": wire, "model": model}))]
                 running = (wire, model)
-                opened = encode(CallOpened("turn", model, len(json.dumps(body)), {}, provider=wire))
+                before = last.get((wire, model))
+                shared = shared_messages(before[0] if before else None, body, wire)
+                prints = body_fingerprint(body, wire)
+                call = CallOpened("turn", model, len(json.dumps(body)), prints, provider=wire, shared_messages=shared)
+                opened = encode(call)
                 entries.append((opened[0], {**opened[1], "request": body}))
                 written = store.append(self.session_id, entries, expected_head=head)
                 head = written[-1].seq
-                if status >= 400:
-                    continue  # no answer to store: the call stays open, as a failed send does
+                if status >= 400:  # refused: no usage to store, the reason as the provider gave it
+                    reason = f"HTTP {status}: {answer.decode('utf-8', 'replace')[:300]}"
+                    failed = encode(CallFailed(written[-1].seq, reason))
+                    head = store.append(self.session_id, [failed], expected_head=head)[-1].seq
+                    continue
                 usage = _usage(UPSTREAMS[wire], answer, kind)
                 try:
                     cost = offline_profile(wire, model).price(usage)
                 except TinyAgentError:
                     cost = None
-                record = CallRecord(usage, cost, done - sent, model, at=done)
+                miss = recorded_miss(before, body, usage, wire, model)
+                last[(wire, model)] = (body, usage)
+                record = CallRecord(usage, cost, done - sent, model, miss=miss, at=done)
                 head = store.append(self.session_id, [encode(CallDone(written[-1].seq, record))], expected_head=head)[
                     -1
                 ].seq
@@ -158,6 +173,15 @@ def _usage(wire: Wire, answer: bytes, kind: str) -> Usage:
     return wire.usage(raw or None)
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet about a reset connection: a program that exits with one open resets it, no error of its calls."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class _Handler(BaseHTTPRequestHandler):
     recorder: Recorder
     protocol_version = "HTTP/1.1"
@@ -181,29 +205,57 @@ class _Handler(BaseHTTPRequestHandler):
         sent = time.time()
         try:
             with urllib.request.urlopen(request, timeout=600) as answer:
-                status, answer_headers, body = answer.status, dict(answer.headers.items()), answer.read()
+                status, answer_headers = answer.status, dict(answer.headers.items())
+                kind = next((v for k, v in answer_headers.items() if k.lower() == "content-type"), "")
+                if "text/event-stream" in kind:
+                    body = self._relay(status, answer_headers, answer)
+                else:
+                    body = answer.read()
+                    self._send(status, answer_headers, body)
         except urllib.error.HTTPError as error:
             status, answer_headers, body = error.code, dict(error.headers.items()), error.read()
+            kind = next((v for k, v in answer_headers.items() if k.lower() == "content-type"), "")
+            self._send(status, answer_headers, body)
         except (urllib.error.URLError, OSError) as exc:
             self._send(502, {"Content-Type": "text/plain"}, f"the recorder could not reach {url}: {exc}".encode())
             return
-        self._send(status, answer_headers, body)
         try:
             sent_body = json.loads(payload) if payload else None
         except ValueError:
             sent_body = None
         if isinstance(sent_body, dict) and isinstance(sent_body.get("messages"), list):
-            kind = next((v for k, v in answer_headers.items() if k.lower() == "content-type"), "")
             self.recorder.record(wire, sent_body, status, body, kind, sent)
+
+    def _relay(self, status: int, headers: Mapping[str, str], answer: HTTPResponse) -> bytes:
+        """A streamed answer passed on as each piece arrives (chunked, so the program reads every event
+        when it comes); the whole of it returned, for its usage. If the program hangs up, the upstream
+        stream is left too, as it would be without the recorder."""
+        self.send_response(status)
+        self._headers(headers)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        kept = bytearray()
+        try:
+            while piece := answer.read1(65536):
+                kept += piece
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:  # the program hung up
+            self.close_connection = True
+        return bytes(kept)
 
     def _send(self, status: int, headers: Mapping[str, str], body: bytes) -> None:
         self.send_response(status)
-        for key, value in headers.items():
-            if key.lower() not in _SKIPPED | {"content-encoding", "date", "server"}:
-                self.send_header(key, value)
+        self._headers(headers)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def _headers(self, headers: Mapping[str, str]) -> None:
+        for key, value in headers.items():
+            if key.lower() not in _SKIPPED | {"content-encoding", "date", "server"}:
+                self.send_header(key, value)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the program's own output is what the terminal shows."""

@@ -20,6 +20,7 @@ in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
 - ``pricing``: prices and context windows from the bundled genai-prices snapshot (offline).
 - ``profile``: ``ProviderProfile``: what a provider is and can do, declared, never probed.
 - ``registry``: the provider profiles (anthropic, openai, deepseek, moonshot, local) and the choice of one.
+- ``remark``: a recorded body's cache marks rewritten: another lifetime, none, or a plan's placement.
 - ``responses``: the OpenAI Responses API wire, stateless, reasoning items kept (a package).
 - ``retry``: retries and time limits, in one place for every adapter.
 - ``streaming``: a streamed answer, from its first event to the ``ModelResponse``.

@@ -83,10 +83,13 @@ class BillingFake:
         counter: Counter = block_tokens,
         thinking: ThinkingRules | None = None,
         compaction: ServerCompaction | None = None,
+        hold: Callable[[], object] | None = None,
     ) -> None:
         """``refuses`` names request fields answered with OpenAI's 400 for an unknown parameter;
         ``counter`` gives each block's tokens, for the bills and ``count_tokens`` alike: the
-        estimator of ``providers.prefix`` by default, or a real tokenizer's count."""
+        estimator of ``providers.prefix`` by default, or a real tokenizer's count; ``hold`` is called
+        before a stream's last event, each event written as it comes (``wire_replies.send_stream``)."""
+        self.hold = hold
         self.refuses = tuple(refuses)
         self.thinking = thinking
         """The thinking rules the model API enforces (``testing.thinking_server``); None: no thinking."""
@@ -213,7 +216,7 @@ class BillingFake:
         if self.delay:
             time.sleep(self.delay)
         if body.get("stream"):
-            send_stream(http, speaks.stream(reply, body))
+            send_stream(http, speaks.stream(reply, body), self.hold)
         else:
             send(http, 200, reply)
 

@@ -142,16 +142,30 @@ def send(http: BaseHTTPRequestHandler, status: int, payload: Mapping[str, Any]) 
     http.wfile.write(data)
 
 
-def send_stream(http: BaseHTTPRequestHandler, events: Iterator[Event]) -> None:
-    data = b"".join(
+def send_stream(
+    http: BaseHTTPRequestHandler, events: Iterator[Event], hold: Callable[[], object] | None = None
+) -> None:
+    """The events as server-sent events, in one write; with ``hold``, each one chunked and written as
+    it comes, and ``hold()`` called before the last (a test sees what the client has by then)."""
+    data = [
         ((f"event: {name}\n" if name else "") + f"data: {d if isinstance(d, str) else json.dumps(d)}\n\n").encode()
         for name, d in events
-    )
+    ]
     http.send_response(200)
     http.send_header("content-type", "text/event-stream")
-    http.send_header("content-length", str(len(data)))
+    if hold is None:
+        http.send_header("content-length", str(sum(map(len, data))))
+        http.end_headers()
+        http.wfile.write(b"".join(data))
+        return
+    http.send_header("transfer-encoding", "chunked")
     http.end_headers()
-    http.wfile.write(data)
+    for i, piece in enumerate(data):
+        if i == len(data) - 1:
+            hold()
+        http.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        http.wfile.flush()
+    http.wfile.write(b"0\r\n\r\n")
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """What would another policy have cost? Replays of a stored session's log that send nothing.
 
+- ``bodies``: a recorded session (``tiny-agent record``) replayed: the program's bodies re-priced.
 - ``figures``: the two sides of a replay, recorded and replayed: every call's figures and the totals.
 - ``provider``: the provider a replay talks to: the recorded answers, billed by the profile's cache rules.
 - ``replay``: ``replay``, ``sweep`` and ``Policy``: a stored session run again under another policy.

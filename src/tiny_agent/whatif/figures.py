@@ -10,6 +10,7 @@ from tiny_agent.context.entries import Decision
 
 __all__ = [
     "NOTE",
+    "SETTINGS",
     "CallFigures",
     "Figures",
     "Policy",
@@ -19,6 +20,9 @@ __all__ = [
     "replay_lines",
     "sweep_lines",
 ]
+
+
+SETTINGS = ("cache_ttl", "cache_marks", "provider", "model", "summary_tokens")  # a Policy's fields beside config
 
 
 @dataclass(frozen=True)
@@ -35,10 +39,12 @@ class Policy:
     (without any, ``replay_provider.ASSUMED_SUMMARY_TOKENS``)."""
     api: str | None = None
     """OpenAI's API ("responses", "chat"); None: as recorded, else the model's default."""
+    cache_marks: str | None = None
+    """A recorded session's (``whatif.bodies``): "own" (tiny-agent's placement), "none"; None: the program's."""
 
     def describe(self) -> str:
         """``compact-at=12000 keep-turns=2``, as the flags are written; "as recorded" for none."""
-        values = {**self.config, **{k: getattr(self, k) for k in ("cache_ttl", "provider", "model", "summary_tokens")}}
+        values = {**self.config, **{k: getattr(self, k) for k in SETTINGS}}
         parts = [f"{k.replace('_', '-')}={flag_value(v)}" for k, v in values.items() if k in self.config or v]
         return " ".join(parts) or "as recorded"
 

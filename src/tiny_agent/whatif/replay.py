@@ -51,7 +51,8 @@ from tiny_agent.providers.cache_rules import DEFAULT_TTL
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import offline_profile
 from tiny_agent.types import Entry
-from tiny_agent.whatif.figures import CallFigures, Figures, Policy, Replay, flag_value
+from tiny_agent.whatif.bodies import Sent, replay_bodies, sent_bodies
+from tiny_agent.whatif.figures import SETTINGS, CallFigures, Figures, Policy, Replay, flag_value
 from tiny_agent.whatif.provider import Recorded, ReplayProvider
 
 __all__ = ["CallFigures", "Figures", "Policy", "Recording", "Replay", "replay", "sweep"]
@@ -70,13 +71,16 @@ class Recording:
     baseline_profile: ProviderProfile | None = None
     scale: float | None = None
     """Recorded tokens per simulator token, over the requests the baseline replayed as recorded."""
+    bodies: list[Sent] = dataclasses.field(default_factory=list)
+    """A recorded session's calls, each body as the program sent it (``whatif.bodies``)."""
 
     @staticmethod
     def of(entries: Sequence[Entry]) -> Recording:
         typed = [(entry, read(entry)) for entry in entries]
         policy = _policy(typed)
         recorded = Recorded.of(typed)
-        return Recording(typed, recorded, _recorded(typed, policy.provider or "", policy.model or ""), policy)
+        figures = _recorded(typed, policy.provider or "", policy.model or "")
+        return Recording(typed, recorded, figures, policy, bodies=sent_bodies(typed))
 
 
 def replay(entries: Sequence[Entry] | Recording, policy: Policy | None = None) -> Replay:
@@ -85,6 +89,10 @@ def replay(entries: Sequence[Entry] | Recording, policy: Policy | None = None) -
     cannot be priced."""
     recording = entries if isinstance(entries, Recording) else Recording.of(entries)
     policy = policy or Policy()
+    if recording.bodies:
+        return replay_bodies(recording.bodies, recording.figures, policy)
+    if policy.cache_marks is not None:
+        raise ConfigError("--cache-marks is for a recorded session (tiny-agent record): these marks are the engine's")
     own = recording.policy
     if not (policy.provider or own.provider):
         raise ConfigError("the session does not say which provider it ran on; give --provider (and --model)")
@@ -107,8 +115,8 @@ def replay(entries: Sequence[Entry] | Recording, policy: Policy | None = None) -
 def sweep(
     entries: Sequence[Entry] | Recording, grid: Mapping[str, Sequence[Any]], base: Policy | None = None
 ) -> list[Replay]:
-    """A replay per combination of ``grid`` (``ContextConfig`` fields, or ``cache_ttl``, ``provider``,
-    ``model``, ``summary_tokens``, to lists of values), over ``base``; the log is read once."""
+    """A replay per combination of ``grid`` (``ContextConfig`` fields, or ``figures.SETTINGS``:
+    ``cache_ttl``, ``provider``, ...) to lists of values, over ``base``; the log is read once."""
     recording = entries if isinstance(entries, Recording) else Recording.of(entries)
     base = base or Policy()
     keys = list(grid)
@@ -117,7 +125,7 @@ def sweep(
         config = dict(base.config)
         fields: dict[str, Any] = {}
         for key, value in zip(keys, values, strict=True):
-            if key in ("cache_ttl", "provider", "model", "summary_tokens"):
+            if key in SETTINGS:
                 fields[key] = value
             else:
                 config[key] = value

@@ -200,7 +200,7 @@ class SessionView:
             self._context = Context(log=MemoryLog(self.entries))
         return self._context
 
-    def what_ifs(self, policies: Sequence[Policy] = WHAT_IFS) -> list[dict[str, Any]]:
+    def what_ifs(self, policies: Sequence[Policy] | None = None) -> list[dict[str, Any]]:
         """The session replayed under each policy (nothing sent): its totals, or why it cannot be."""
         if self._recording is None:
             self._recording = Recording.of(self.entries)

@@ -8,7 +8,7 @@ from typing import Any
 from tiny_agent.errors import TinyAgentError
 from tiny_agent.whatif.replay import Policy, Recording, replay
 
-__all__ = ["WHAT_IFS", "what_if_rows"]
+__all__ = ["RECORDED_WHAT_IFS", "WHAT_IFS", "what_if_rows"]
 
 WHAT_IFS: tuple[Policy, ...] = (
     Policy(),
@@ -22,9 +22,22 @@ WHAT_IFS: tuple[Policy, ...] = (
 """The what-ifs the view replays: the recording's own policy, each TTL, an earlier and a later
 compaction, clearing old tool output after two turns or never."""
 
+RECORDED_WHAT_IFS: tuple[Policy, ...] = (
+    Policy(),
+    Policy(cache_ttl="1h"),
+    Policy(cache_ttl="5m"),
+    Policy(cache_marks="own"),
+    Policy(cache_marks="none"),
+)
+"""The what-ifs of a recorded session (``tiny-agent record``), whose bodies are re-priced: as sent,
+each TTL, tiny-agent's own cache breakpoints, none."""
 
-def what_if_rows(recording: Recording, policies: Sequence[Policy] = WHAT_IFS) -> list[dict[str, Any]]:
-    """The recording replayed under each policy: its totals, or why it cannot be."""
+
+def what_if_rows(recording: Recording, policies: Sequence[Policy] | None = None) -> list[dict[str, Any]]:
+    """The recording replayed under each policy (by default the ones for its kind): its totals, or why
+    it cannot be."""
+    if policies is None:
+        policies = RECORDED_WHAT_IFS if recording.bodies else WHAT_IFS
     rows = []
     for policy in policies:
         row: dict[str, Any] = {"policy": policy.describe()}
