@@ -40,6 +40,8 @@ class Rendered:
     """The message hash chain, one hash per message (``cache.message_chain``)."""
     marks: int
     """``cache_control`` breakpoints in the body."""
+    wire: str = ""
+    """The wire ``body`` is written in."""
 
     @property
     def legal(self) -> bool:
@@ -95,8 +97,10 @@ class Renderer:
         fingerprint = {**head.fingerprint, "messages": count, "chain": chain[-1] if chain else ""}
         if provider.profile.thinking.mode != "default":  # the settings are rendered into the prompt
             fingerprint["thinking"] = thinking_key(provider.profile.thinking)
+        if prompt.tool_choice != "auto":  # a setting of the request, which a redraw from the log renders again
+            fingerprint["tool_choice"] = prompt.tool_choice
         problems, marks = profile.finish_check(self._check, body)
-        return Rendered(prompt, body, tuple(problems), chars, fingerprint, chain, marks)
+        return Rendered(prompt, body, tuple(problems), chars, fingerprint, chain, marks, profile.wire)
 
     def _extend(self, messages: Sequence[Message], same: int) -> None:
         """The chain and the measured lengths for ``messages``, reusing the first ``same`` positions."""
