@@ -93,8 +93,8 @@ def diagnose(
 def _simulated(before: Before, rendered: Rendered, profile: ProviderProfile) -> list[Break] | None:
     """The simulator's breaks between the two bodies; None when the previous body is not at hand
     (or was sent on another wire)."""
-    if before.body is None or before.wire != profile.wire:
-        return None
+    if before.body is None or before.wire != profile.wire or "previous_response_id" in rendered.body:
+        return None  # a stateful Responses body carries only what is new: not a prefix of the one before
     return prefix_breaks(before.body, rendered.body, profile.wire, profile.cache)
 
 

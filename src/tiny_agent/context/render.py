@@ -95,7 +95,7 @@ class Renderer:
         count = len(messages)
         chars = head.chars + (self._chars[-1] + count + 1 if count else 0)
         fingerprint = {**head.fingerprint, "messages": count, "chain": chain[-1] if chain else ""}
-        if provider.profile.thinking.mode != "default":  # the settings are rendered into the prompt
+        if provider.profile.thinking.mode != "default" or provider.profile.thinking.effort:  # rendered into the body
             fingerprint["thinking"] = thinking_key(provider.profile.thinking)
         if prompt.tool_choice != "auto":  # a setting of the request, which a redraw from the log renders again
             fingerprint["tool_choice"] = prompt.tool_choice

@@ -53,7 +53,7 @@ def recorded_adapter(opened: Recorded, live: Provider | None = None) -> Provider
     thinking = opened.fingerprint.get("thinking")
     if live is not None:
         own = live.profile
-        key = thinking_key(own.thinking) if own.thinking.mode != "default" else None
+        key = thinking_key(own.thinking) if own.thinking.mode != "default" or own.thinking.effort else None
         if (own.name, own.model, key) == (opened.provider, opened.model, thinking):
             return live
     profile = offline_profile(opened.provider, opened.model)
