@@ -147,10 +147,16 @@ def test_more_blocks_than_the_lookback() -> None:
     provider = ScriptedProvider([*reads(1), many], model=MODEL)
     turn(ctx, provider)
     assert turn(ctx, provider, "x") is None
-    # 12 calls and 12 results: 24 new blocks since the previous request, and nothing was read.
+    # 12 calls and 12 results, then a reply and a new request: the breakpoint the plan puts two messages
+    # before the newest is on the 12 results, 24 blocks past the entry the previous request wrote.
+    ctx.add(Message.assistant("noted"))
+    ctx.add_user("go on")
     cold = ModelResponse(Message.assistant("done"), Usage(2_500, 5, 0, 2_500), "end_turn", MODEL)
     miss = turn(ctx, ScriptedProvider([cold], model=MODEL))
-    assert miss is not None and miss.startswith("lookback: 24 new blocks")
+    assert miss is not None and miss.startswith("lookback: the breakpoint at block")
+    assert miss.endswith(
+        "the cache looks back only 20: add a breakpoint nearer [breakpoint-lookback at messages[6].content[0]]"
+    )
 
 
 def test_an_unexplained_miss_says_so() -> None:

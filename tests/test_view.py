@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tiny_agent.observe.view import ViewServer, serve
-from tiny_agent.observe.view.data import diagnosed_character
+from tiny_agent.observe.view.data import diagnosed_break, diagnosed_character
 from tiny_agent.store import open_store
 from tiny_agent.store.base import CallQuery
 from tiny_agent.store.sqlite import SQLiteStore
@@ -147,7 +147,10 @@ def test_no_session_to_view_says_so(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_lint_the_view_and_the_diagnosis_name_the_same_cause_on_every_call(tmp_path: Path) -> None:
+    from tiny_agent.context.byte_cause import leading_break
     from tiny_agent.observe.lint import lint_session
+    from tiny_agent.observe.lint_breaks import BREAK_FIXES
+    from tiny_agent.providers.cache_breaks import Break
 
     where, sid = recorded(tmp_path)
     with SQLiteStore(Path(where)) as store, serve(store, sid, open_browser=False) as server:
@@ -162,6 +165,12 @@ def test_lint_the_view_and_the_diagnosis_name_the_same_cause_on_every_call(tmp_p
             linted = [f for f in findings if f.source and f.source.endswith(f" call {call['index']}")]
             breaks = data(server, f"/api/session/{sid}/call/{call['index']}")["breaks"]
             changed = [f for f in linted if f.rule == "system-changed"]
+            # every rule, not only the system prompt's: the line ends with the simulator's leading break
+            lead = leading_break([Break(**b) for b in breaks], "anthropic")
+            assert diagnosed_break(call["miss"]) == ((lead.rule, lead.path, lead.character) if lead else None)
+            assert sorted((b["rule"], b["path"]) for b in breaks) == sorted(
+                (f.rule, f.path) for f in linted if f.rule in BREAK_FIXES
+            )
             if said is None:
                 assert not changed and not [b for b in breaks if b["rule"] == "system-changed"]
                 continue

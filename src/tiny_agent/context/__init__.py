@@ -1,5 +1,6 @@
 """The context engine: one append-only log, the window rendered from it, exact token accounting.
 
+- ``byte_cause``: a miss's cause in the request bytes, from the simulator ``lint`` and the view run too.
 - ``cache``: prompt-cache placement: which anchors get a breakpoint.
 - ``calling``: one model call on the record: render once, check, send, record.
 - ``config``: ``ContextConfig``, the engine's settings, and the words it writes into a conversation itself.
@@ -10,8 +11,10 @@
 - ``entry_codec``: typed entries to and from their stored JSON.
 - ``keepalive``: whether a ping that keeps the cache warm pays, when, and how long to go on.
 - ``legality``: the deterministic repair of a request that breaks the protocol's rules.
+- ``miss_text``: the words of a miss line: where two texts differ, a quoted excerpt, what changed in a tool list.
 - ``log``: the append-only log of entries (in memory, or stored through a store).
 - ``render``: one render per model call: the body, its check, its size and its fingerprint in one pass.
+- ``replayed``: a recorded turn request rendered again from the log, as it was sent.
 - ``session``: a ``Context`` whose entries live in a store, so it outlives the process.
 - ``size_guard``: no request that cannot fit in the window with its reply is ever sent.
 - ``shrink``: making the window smaller: compaction, clearing and the policies that decide when (a package).

@@ -22,8 +22,10 @@ from tiny_agent.context.diagnosis import Before, diagnose
 from tiny_agent.context.entries import CallDone, CallFailed, CallOpened, FieldRefused, Response, TypedEntry
 from tiny_agent.context.legality import drop_empty_text
 from tiny_agent.context.render import Rendered
-from tiny_agent.context.state import State
+from tiny_agent.context.replayed import recorded_adapter, redrawn_request
+from tiny_agent.context.state import OpenCall, State
 from tiny_agent.context.tokens import CallRecord, TokenLedger, server_compaction
+from tiny_agent.errors import TinyAgentError
 from tiny_agent.providers.base import Provider
 from tiny_agent.types import Entry, ModelResponse, OnProviderEvent, Prompt, TextBlock
 
@@ -55,7 +57,7 @@ class Recorder(Protocol):
 
     def append(self, values: Sequence[TypedEntry]) -> list[Entry]: ...
 
-    def legal(self, prompt: Prompt, provider: Provider) -> Rendered: ...
+    def legal(self, prompt: Prompt, provider: Provider, *, sending: bool = True) -> Rendered: ...
 
     def context_window(self, provider: Provider | None = None) -> int: ...
 
@@ -78,8 +80,8 @@ def call(
     state = engine.state
     profile = provider.profile
     prompt = on_the_wire(engine, prompt, provider)
+    before = previous_request(engine, provider)  # first: a redraw from the log must not be the renderer's last
     rendered = _sendable(engine, prompt, provider)
-    before = previous_request(engine)
     shared = shared_messages(before.fingerprint, rendered.chain, before.chain) if before else None
     opened = _opened(engine, provider, purpose, rendered, shared)
     (entry,) = engine.append([opened])
@@ -172,19 +174,17 @@ def on_the_wire(engine: Recorder, prompt: Prompt, provider: Provider) -> Prompt:
     )
 
 
-def previous_request(engine: Recorder) -> Before | None:
+def previous_request(engine: Recorder, provider: Provider | None = None) -> Before | None:
     """The previous request, for the miss diagnosis: its fingerprint and size from the log, its
-    text and chain from memory (or, after a resume, re-rendered from the log as it stood then)."""
+    text, chain and body from memory (or, after a resume, a turn's re-rendered from the log as it
+    stood then: by ``provider`` when it sent it, see ``replayed.recorded_adapter``)."""
     state = engine.state
     if state.last_done is None:
         return None
     opened, record = state.last_done
     last = engine.last_rendered[1] if engine.last_rendered and engine.last_rendered[0] == opened.seq else None
-    prompt = last.prompt if last is not None else None
-    chain: Sequence[str] | None = last.chain if last is not None else None
     if last is None and opened.purpose == "turn":
-        prompt = engine.replayed_prompt(opened.seq)
-        chain = message_chain(prompt.messages)
+        last = _redrawn(engine, opened, provider)
     answered = record.at or opened.at  # the entry is written when the reply arrives: its lifetime starts there
     # A server compaction in the previous call replaced the conversation as ours would.
     changes = (*state.changes, "compaction") if server_compaction(record.usage) else state.changes
@@ -193,11 +193,23 @@ def previous_request(engine: Recorder) -> Before | None:
         opened.model,
         opened.fingerprint,
         record.usage.input_tokens,
-        prompt,
+        last.prompt if last is not None else None,
         changes,
         opened.server,
-        chain,
+        last.chain if last is not None else None,
+        last.body if last is not None and last.wire else None,
+        last.wire if last is not None else "",
     )
+
+
+def _redrawn(engine: Recorder, opened: OpenCall, provider: Provider | None) -> Rendered:
+    """The previous turn request re-rendered from the log; without its body where the recorded
+    provider cannot be rendered here (its prompt and chain still say where the messages changed)."""
+    try:
+        return redrawn_request(engine, opened.seq, opened, recorded_adapter(opened, provider))
+    except TinyAgentError:
+        prompt = engine.replayed_prompt(opened.seq)
+        return Rendered(prompt, {}, (), 0, opened.fingerprint, tuple(message_chain(prompt.messages)), 0)
 
 
 def _log_estimate_error(state: State, response: ModelResponse) -> None:

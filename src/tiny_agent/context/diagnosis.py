@@ -1,14 +1,17 @@
 """Why did the cache miss? A miss never throws; it only shows on the invoice. So after every call
 that read less of the prompt cache than the previous request left there, name the cause.
 
-The causes are checked in prefix order, because the cache is a prefix: the first layer that
-changed (tools, then the system prompt, then the pins, then the messages) decides, and whatever
-follows it cannot be read however identical it is. Then what changes nothing in the bytes: the
-entry expired (TTL), the previous request was below the model's minimum cacheable length, or the
-newest breakpoint sits more than 20 blocks past the entry (Anthropic's lookback; GPT-5.6 has none).
-What the provider says itself is kept beside this (Anthropic's cache diagnostics; Chat Completions
-offers no such comparison: OpenAI's ``comparison_response_id`` is a Responses API field). What is left is
-said plainly as unexplained (the provider evicted the entry, or routed the request elsewhere).
+The cause in the bytes comes from the one simulator ``lint`` and the view run too
+(``providers.cache_breaks.prefix_breaks`` on the previous request's body and this one): its leading
+break in prefix order (tools, system, messages), in the per-call line's words, with its position at
+the end (`` [RULE at PATH, character N]``, see ``byte_cause``). Where the previous body is not at hand,
+the fingerprints say the first layer that changed (tools, system prompt, pins, messages). Then what
+changes nothing in the bytes: the entry expired (TTL), the previous request was below the model's
+minimum cacheable length, nothing was marked, or the newest breakpoint sits more than 20 blocks past
+the entry (Anthropic's lookback; GPT-5.6 has none: the simulator's ``breakpoint-lookback``). What the
+provider says itself is kept beside this (Anthropic's cache diagnostics; Chat Completions offers no
+such comparison: OpenAI's ``comparison_response_id`` is a Responses API field). What is left is said
+plainly as unexplained (the provider evicted the entry, or routed the request elsewhere).
 """
 
 from __future__ import annotations
@@ -16,11 +19,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from tiny_agent.context.byte_cause import LOOKBACK, MESSAGE_EDITS, Side, cause_words, leading_break, position
 from tiny_agent.context.cache import shared_layers
+from tiny_agent.context.miss_text import excerpt, first_difference, tool_changes, where_text_changed
 from tiny_agent.context.render import Rendered
+from tiny_agent.providers.cache_breaks import Break, prefix_breaks
 from tiny_agent.providers.profile import ProviderProfile
-from tiny_agent.types import Message, Prompt, ToolSpec, Usage
+from tiny_agent.types import Message, Prompt, Usage
 
 __all__ = ["Before", "diagnose", "excerpt", "first_difference", "tool_changes", "where_text_changed"]
 
@@ -45,26 +52,76 @@ class Before:
     """The server that holds its cache, where that is one process (``OpenCall.server``)."""
     chain: Sequence[str] | None = None
     """Its message hash chain, when this process still has it (for the exact shared prefix)."""
+    body: Mapping[str, Any] | None = None
+    """The body it sent (or, after a resume, the body re-rendered from the log): with it the cause in
+    the bytes is the simulator's (``providers.cache_breaks``), as ``lint`` and the view find it."""
+    wire: str = ""
+    """The wire of ``body``."""
 
 
 def diagnose(
     before: Before | None, rendered: Rendered, profile: ProviderProfile, usage: Usage, now: float
 ) -> str | None:
-    """The cause of a miss in one line, or None when the call read what it could (or cannot tell)."""
+    """The cause of a miss in one line, or None when the call read what it could (or cannot tell).
+
+    Where the previous body is at hand, the cause in the bytes is the simulator's leading break,
+    its position at the end of the line (``byte_cause``); else the fingerprints say the layer."""
     if before is None or before.input_tokens is None or usage.cache_read_tokens is None:
         return None
-    rules = profile.cache
-    model, prompt, server = profile.model, rendered.prompt, profile.cache_home
+    rules, model = profile.cache, profile.model
     expected = before.input_tokens
     if expected >= rules.min_tokens and usage.cache_read_tokens >= TOLERANCE * expected - rules.increment:
         return None
+    breaks = _simulated(before, rendered, profile)
+    lead = leading_break(breaks, profile.wire) if breaks is not None else None
     if model != before.model:
-        return f"model changed: {before.model} -> {model}"
+        where = position(lead) if lead is not None and lead.rule == "model-changed" else ""
+        return f"model changed: {before.model} -> {model}{where}"
+    server = profile.cache_home
     if server and before.server and server != before.server:
         return (
             f"another server: the previous request went to {before.server}, this one to {server}, whose cache "
             "started empty (`tiny-agent local start` keeps one server, and its cache, between runs)"
         )
+    if breaks is not None:
+        cause = _in_bytes(before, rendered, lead, profile.wire)
+    else:
+        cause = _in_fingerprints(before, rendered)
+    return cause or _beside_bytes(before, rendered, profile, usage, now, lead)
+
+
+def _simulated(before: Before, rendered: Rendered, profile: ProviderProfile) -> list[Break] | None:
+    """The simulator's breaks between the two bodies; None when the previous body is not at hand
+    (or was sent on another wire)."""
+    if before.body is None or before.wire != profile.wire or "previous_response_id" in rendered.body:
+        return None  # a stateful Responses body carries only what is new: not a prefix of the one before
+    return prefix_breaks(before.body, rendered.body, profile.wire, profile.cache)
+
+
+def _in_bytes(before: Before, rendered: Rendered, lead: Break | None, wire: str) -> str | None:
+    """The leading break in its words; a compaction's or clearing's edit of the messages is expected."""
+    if lead is None or lead.rule == LOOKBACK:
+        return _expected(before.changes)
+    if lead.rule in MESSAGE_EDITS:
+        expected = _expected(before.changes, position(lead))
+        if expected is not None:
+            return expected
+    old = Side(before.body or {}, before.prompt, before.fingerprint)
+    new = Side(rendered.body, rendered.prompt, rendered.fingerprint)
+    return cause_words(lead, old, new, wire) + position(lead)
+
+
+def _expected(changes: Sequence[str], where: str = "") -> str | None:
+    for kind in ("compaction", "clear"):
+        if kind in changes:
+            what = "a compaction replaced" if kind == "compaction" else "clearing old tool output changed"
+            return f"{what} the conversation (expected: the next request reads the new prefix){where}"
+    return None
+
+
+def _in_fingerprints(before: Before, rendered: Rendered) -> str | None:
+    """Without the previous body: the first layer whose fingerprint changed, in prefix order."""
+    prompt = rendered.prompt
     layers, shared_messages = shared_layers(before.fingerprint, rendered.fingerprint, rendered.chain, before.chain)
     if "tools" not in layers:
         return "tools changed: " + _tools_change(before, prompt)
@@ -75,28 +132,38 @@ def diagnose(
     thinking = (before.fingerprint.get("thinking", "default"), rendered.fingerprint.get("thinking", "default"))
     if thinking[0] != thinking[1]:
         return f"thinking settings changed: {thinking[0]} -> {thinking[1]} (message cache breakpoints are rewritten)"
-    for kind in ("compaction", "clear"):
-        if kind in before.changes:
-            what = "a compaction replaced" if kind == "compaction" else "clearing old tool output changed"
-            return f"{what} the conversation (expected: the next request reads the new prefix)"
+    expected = _expected(before.changes)
+    if expected is not None:
+        return expected
     count = before.fingerprint.get("messages")
     previous_messages = count if isinstance(count, int) else 0
     if shared_messages < previous_messages - 1:
         return f"message #{shared_messages + 1} changed" + _message_change(before.prompt, prompt, shared_messages)
+    return None
+
+
+def _beside_bytes(
+    before: Before, rendered: Rendered, profile: ProviderProfile, usage: Usage, now: float, lead: Break | None
+) -> str:
+    """What changes nothing in the bytes: the entry's lifetime, the minimum, no breakpoint, the lookback."""
+    rules, expected = profile.cache, before.input_tokens or 0
     ttl_seconds = profile.lifetime
     if now - before.at > ttl_seconds:
         idle = now - before.at
         return f"the cache entry expired: {idle:,.0f}s since the previous request (lifetime {ttl_seconds:,.0f}s)"
     if expected < rules.min_tokens:
         return (
-            f"below the minimum: the previous request ({expected:,} tokens) is shorter than {model}'s minimum "
+            f"below the minimum: the previous request ({expected:,} tokens) is shorter than {profile.model}'s minimum "
             f"cacheable prompt ({rules.min_tokens:,} tokens), so nothing was cached"
         )
     if rules.mode == "explicit" and not rendered.marks:
         mark = profile.wire_format.mark_field
         return f"no cache breakpoint: the request marked nothing to cache ({mark}), so nothing was written"
+    if lead is not None and lead.rule == LOOKBACK:
+        return f"lookback: {lead.message}{position(lead)}"
+    prompt = rendered.prompt
     added = _blocks(prompt.messages) - _blocks(before.prompt.messages) if before.prompt else 0
-    if rules.lookback_blocks > 1 and added >= rules.lookback_blocks:
+    if before.body is None and rules.lookback_blocks > 1 and added >= rules.lookback_blocks:
         return (
             f"lookback: {added} new blocks since the previous request; the cache looks back only "
             f"{rules.lookback_blocks}"
@@ -107,31 +174,10 @@ def diagnose(
     )
 
 
-def first_difference(before: str, now: str) -> int:
-    """Index of the first character where two texts differ (the length of the shorter if one extends the other)."""
-    for i, (a, b) in enumerate(zip(before, now, strict=False)):
-        if a != b:
-            return i
-    return min(len(before), len(now))
-
-
-def excerpt(text: str, at: int) -> str:
-    """About 50 characters around ``at``, quoted, with "..." where it was cut (as the miss line shows it)."""
-    start = max(0, at - 20)
-    piece = text[start : at + 30].replace("\n", " ")
-    return json.dumps(("..." if start else "") + piece + ("..." if at + 30 < len(text) else ""), ensure_ascii=False)
-
-
 def _text_change(before: Prompt | None, prompt: Prompt, index: int) -> str:
     if before is None or not before.system or not prompt.system:
         return ""
     return where_text_changed(before.system[index], prompt.system[index])
-
-
-def where_text_changed(old: str, new: str) -> str:
-    """' at character N: now "...", was "..."': where two texts first differ, quoted."""
-    at = first_difference(old, new)
-    return f" at character {at}: now {excerpt(new, at)}, was {excerpt(old, at)}"
 
 
 def _message_change(before: Prompt | None, prompt: Prompt, index: int) -> str:
@@ -155,25 +201,6 @@ def _tools_change(before: Before, prompt: Prompt) -> str:
     if old != new:
         return f"reordered: {', '.join(old)} -> {', '.join(new)}"
     return "a definition changed (same names, same order)"
-
-
-def tool_changes(before: Sequence[ToolSpec], now: Sequence[ToolSpec]) -> list[str]:
-    """What differs between two tool lists, tool by tool: ``added x``, ``removed y``, ``z's
-    description changed``, ``z's input schema changed``, then ``reordered: ...`` if that is all."""
-    old, new = {t.name: t for t in before}, {t.name: t for t in now}
-    out = [f"added {n}" for n in new if n not in old] + [f"removed {n}" for n in old if n not in new]
-    for name, tool in new.items():
-        was = old.get(name)
-        if was is None:
-            continue
-        parts = ["description"] if was.description != tool.description else []
-        if json.dumps(was.input_schema, ensure_ascii=False) != json.dumps(tool.input_schema, ensure_ascii=False):
-            parts.append("input schema")
-        if parts:
-            out.append(f"{name}'s {' and '.join(parts)} changed")
-    if not out and [t.name for t in before] != [t.name for t in now]:
-        out.append(f"reordered: {', '.join(t.name for t in before)} -> {', '.join(t.name for t in now)}")
-    return out
 
 
 def _blocks(messages: Sequence[Message]) -> int:

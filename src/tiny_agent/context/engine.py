@@ -179,9 +179,9 @@ class Context(Conversation):
         response (for a turn) with its ``call_done`` after it, or a ``call_failed``."""
         return calling.call(self, provider, prompt, purpose, stream=stream, on_event=on_event)
 
-    def previous_request(self) -> Before | None:
+    def previous_request(self, provider: Provider | None = None) -> Before | None:
         """The previous request, for the miss diagnosis (see ``calling.previous_request``)."""
-        return calling.previous_request(self)
+        return calling.previous_request(self, provider)
 
     # -- size and compaction ------------------------------------------------------------------
 

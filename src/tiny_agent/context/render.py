@@ -40,6 +40,8 @@ class Rendered:
     """The message hash chain, one hash per message (``cache.message_chain``)."""
     marks: int
     """``cache_control`` breakpoints in the body."""
+    wire: str = ""
+    """The wire ``body`` is written in."""
 
     @property
     def legal(self) -> bool:
@@ -97,10 +99,12 @@ class Renderer:
         cut = self._cuts[-1] if self._cuts else 0
         chars = head.chars + (self._chars[-1] - (self._chars[cut - 1] if cut else 0) + count - cut + 1 if count else 0)
         fingerprint = {**head.fingerprint, "messages": count, "chain": chain[-1] if chain else ""}
-        if provider.profile.thinking.mode != "default":  # the settings are rendered into the prompt
+        if provider.profile.thinking.mode != "default" or provider.profile.thinking.effort:  # rendered into the body
             fingerprint["thinking"] = thinking_key(provider.profile.thinking)
+        if prompt.tool_choice != "auto":  # a setting of the request, which a redraw from the log renders again
+            fingerprint["tool_choice"] = prompt.tool_choice
         problems, marks = profile.finish_check(self._check, body)
-        return Rendered(prompt, body, tuple(problems), chars, fingerprint, chain, marks)
+        return Rendered(prompt, body, tuple(problems), chars, fingerprint, chain, marks, profile.wire)
 
     def _extend(self, messages: Sequence[Message], same: int) -> None:
         """The chain and the measured lengths for ``messages``, reusing the first ``same`` positions."""

@@ -52,6 +52,8 @@ class OpenCall:
     fingerprint: Mapping[str, Any]
     server: str = ""
     """Where the cache lives, for a provider whose cache is one process (a local llama.cpp server)."""
+    provider: str = ""
+    """The profile that sent it (``CallOpened.provider``)."""
 
 
 @dataclass
@@ -133,7 +135,14 @@ class State:
                 pass  # what the policy saw and chose: no message, the window is as it was
             case CallOpened():
                 call = OpenCall(
-                    entry.seq, entry.at, value.purpose, value.model, value.chars, value.fingerprint, value.server
+                    entry.seq,
+                    entry.at,
+                    value.purpose,
+                    value.model,
+                    value.chars,
+                    value.fingerprint,
+                    value.server,
+                    value.provider,
                 )
                 self.open_calls[entry.seq] = call
                 self.last_call = call

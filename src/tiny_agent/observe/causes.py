@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tiny_agent.context.diagnosis import excerpt, first_difference
+from tiny_agent.context.miss_text import excerpt, first_difference
 from tiny_agent.store.base import CallQuery, CallRow, Store
 
 __all__ = ["SystemChange", "miss_cause", "system_changes"]
@@ -24,11 +24,20 @@ def miss_cause(text: str) -> str:
 
     ``"system prompt changed at character 356: now ..."`` -> ``"system prompt changed"``;
     ``"message #7 changed: ..."`` -> ``"a message changed"``;
-    ``"a compaction replaced the conversation (expected: ...)"`` -> ``"a compaction replaced the conversation"``.
+    ``"a compaction replaced the conversation (expected: ...)"`` -> ``"a compaction replaced the conversation"``;
+    ``"tool_choice changed: ... [tool-choice-changed at tool_choice]"`` -> ``"tool_choice changed"``.
+
+    The families the diagnosis writes (``context.byte_cause``, ``context.diagnosis``): model changed,
+    another server, tools changed, system prompt changed, pinned constraints changed, thinking
+    settings changed, tool_choice changed, effort changed, response format changed, cache key
+    changed, a message changed, a compaction replaced the conversation, clearing old tool output
+    changed the conversation, the cache entry expired, below the minimum, no cache breakpoint,
+    lookback, unexplained. The simulator's position at the end of a line (`` [RULE at PATH]``) is
+    never part of the category.
     """
     if text.startswith("message #"):
         return "a message changed"
-    cut = min((i for i in (text.find(":"), text.find(" (")) if i >= 0), default=len(text))
+    cut = min((i for i in (text.find(":"), text.find(" ("), text.find(" [")) if i >= 0), default=len(text))
     return _POSITION.sub("", text[:cut]).strip() or text
 
 

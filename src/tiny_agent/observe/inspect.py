@@ -56,7 +56,7 @@ def inspect_context(context: Context, provider: Provider | None = None) -> Conte
     prompt = context.prompt()
     estimate = context.ledger.estimate
     ratio = context.ledger.chars_per_token
-    before = context.previous_request()
+    before = context.previous_request(provider)
     shared: list[str] = []
     shared_messages = 0
     if before is not None:

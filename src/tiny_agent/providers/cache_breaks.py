@@ -266,15 +266,16 @@ def _lookback(
     rules: CacheRules,
 ) -> list[Break]:
     """A read walks back from each breakpoint over ``lookback_blocks`` blocks (the breakpoint itself
-    first): it hits where the previous request wrote an entry, inside the shared prefix."""
+    first): it reads all the previous request wrote when one reaches its newest entry (an earlier
+    one, such as the system prompt's, is a shorter read)."""
     written = [i for i, _ in breakpoints(before, old) if i < shared]
     marks = [i for i, _ in breakpoints(after, new)]
     if not written or not marks:
         return []
-    reach = rules.lookback_blocks
-    if any(m - reach < w <= m for m in marks for w in written):
+    reach, entry = rules.lookback_blocks, written[-1]
+    if any(m - reach < entry <= m for m in marks):
         return []
-    newest, entry = marks[-1], written[-1]
+    newest = marks[-1]
     message = (
         f"the breakpoint at block {newest} is {newest - entry} blocks past the previous request's entry "
         f"(block {entry}, {old[entry].path}); the cache looks back only {reach}: add a breakpoint nearer"

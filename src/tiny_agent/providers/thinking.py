@@ -28,6 +28,7 @@ __all__ = [
     "parse_thinking",
     "thinking_caps",
     "thinking_key",
+    "thinking_of_key",
 ]
 
 MIN_BUDGET = 1024
@@ -220,6 +221,13 @@ def checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
 def thinking_key(thinking: Thinking) -> str:
     """The settings as the request renders them, for the call's fingerprint: ``2048/omitted/low``."""
     return "/".join(str(x) for x in (thinking.label, thinking.display or "", thinking.effort or "")).rstrip("/")
+
+
+def thinking_of_key(key: str) -> Thinking:
+    """The settings a fingerprint's ``thinking_key`` names (a request redrawn from the log renders them
+    again); ``ConfigError`` for a key no setting makes."""
+    label, display, effort = ([*key.split("/"), "", ""])[:3]
+    return parse_thinking(None if label == "default" else label, display or None, effort or None)
 
 
 def is_on(thinking: Thinking, caps: ThinkingCaps) -> bool:

@@ -18,6 +18,7 @@ from tiny_agent.context.engine import Context
 from tiny_agent.context.entries import CallDone, CallOpened, Clearing, CompactionMark, TypedEntry
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
+from tiny_agent.context.replayed import recorded_adapter, redrawn_request
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.context.tokens import canonical as fingerprint_key
 from tiny_agent.errors import TinyAgentError, UnreadableEntry
@@ -26,15 +27,16 @@ from tiny_agent.observe.causes import miss_cause
 from tiny_agent.observe.view.layers import block_view, divergence
 from tiny_agent.observe.view.whatifs import WHAT_IFS, what_if_rows
 from tiny_agent.providers.cache_breaks import prefix_breaks
-from tiny_agent.providers.registry import offline_adapter, offline_profile
+from tiny_agent.providers.registry import offline_profile
 from tiny_agent.providers.wire import cache_rules, prefix_blocks
 from tiny_agent.store.base import SessionInfo
 from tiny_agent.types import Entry
 from tiny_agent.whatif.replay import Policy, Recording
 
-__all__ = ["WHAT_IFS", "SessionView", "diagnosed_character"]
+__all__ = ["WHAT_IFS", "SessionView", "diagnosed_break", "diagnosed_character"]
 
 _AT_CHARACTER = re.compile(r" at character (\d+)")
+_POSITION = re.compile(r" \[([a-z-]+) at (\S+?)(?:, character (\d+))?\]$")
 
 
 @dataclass
@@ -155,10 +157,11 @@ class SessionView:
             return {"blocks": [], "note": f"a {call.opened.purpose} call: its request is not redrawn"}
         try:
             profile = offline_profile(call.opened.provider, call.opened.model)
+            adapter = recorded_adapter(call.opened) if call.request is None else None
         except TinyAgentError as exc:
             return {"blocks": [], "note": f"cannot redraw it: {exc}"}
-        if call.request is not None:
-            body = dict(call.request)
+        if adapter is None:
+            body = dict(call.request or {})
             stored = prefix_blocks(body, profile.wire)
             blocks_shown = [block_view(b) for b in stored]
             return {
@@ -170,9 +173,7 @@ class SessionView:
                 "_blocks": stored,
                 "_body": body,
             }
-        context = self._engine()
-        adapter = offline_adapter(profile)
-        rendered = context.legal(context.replayed_prompt(call.seq), adapter, sending=False)
+        rendered = redrawn_request(self._engine(), call.seq, call.opened, adapter)
         exact = fingerprint_key(rendered.fingerprint) == fingerprint_key(call.opened.fingerprint)
         blocks = prefix_blocks(rendered.body, profile.wire)
         return {
@@ -263,3 +264,13 @@ def diagnosed_character(miss: str | None) -> int | None:
     """The character a miss line names (``... at character 28: ...``), if it names one."""
     found = _AT_CHARACTER.search(miss or "")
     return int(found.group(1)) if found else None
+
+
+def diagnosed_break(miss: str | None) -> tuple[str, str, int | None] | None:
+    """(rule, path, character) of the simulator's break a miss line ends with (``context.byte_cause``:
+    `` [RULE at PATH]`` or `` [RULE at PATH, character N]``), as ``lint`` and the view name it; None
+    for a line without one (a cause not in the bytes, or one diagnosed from fingerprints)."""
+    found = _POSITION.search(miss or "")
+    if found is None:
+        return None
+    return found.group(1), found.group(2), int(found.group(3)) if found.group(3) else None
