@@ -26,6 +26,7 @@ from tiny_agent.context.cache import shared_layers
 from tiny_agent.context.miss_text import excerpt, first_difference, tool_changes, where_text_changed
 from tiny_agent.context.render import Rendered
 from tiny_agent.providers.cache_breaks import Break, prefix_breaks
+from tiny_agent.providers.cache_expiry import expired
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.types import Message, Prompt, Usage
 
@@ -147,10 +148,13 @@ def _beside_bytes(
 ) -> str:
     """What changes nothing in the bytes: the entry's lifetime, the minimum, no breakpoint, the lookback."""
     rules, expected = profile.cache, before.input_tokens or 0
-    ttl_seconds = profile.lifetime
-    if now - before.at > ttl_seconds:
-        idle = now - before.at
-        return f"the cache entry expired: {idle:,.0f}s since the previous request (lifetime {ttl_seconds:,.0f}s)"
+    idle = now - before.at
+    if before.body is not None and before.wire == profile.wire:
+        gone = expired(before.body, idle, profile.wire, rules)
+        if gone is not None:
+            return gone.message + position(gone)
+    elif idle > profile.lifetime:
+        return f"the cache entry expired: {idle:,.0f}s since the previous request (lifetime {profile.lifetime:,.0f}s)"
     if expected < rules.min_tokens:
         return (
             f"below the minimum: the previous request ({expected:,} tokens) is shorter than {profile.model}'s minimum "

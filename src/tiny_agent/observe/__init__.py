@@ -11,6 +11,7 @@ only context, providers, store and types. matplotlib is imported only by ``obser
 - ``inspect``: what the next request holds, layer by layer (the answer behind ``/context``).
 - ``lint``: what will cost money or fail in a request body, found before anything is spent.
 - ``lint_breaks``: how to fix each cause of a miss between two bodies (lint's rules between bodies).
+- ``lint_inputs``: what lint reads (JSON, JSONL, stdin, a session export with its answers' times).
 - ``plot``: pictures of a look back, drawn on matplotlib's Agg canvas.
 - ``record``: a recording proxy: another program's model calls stored as a session.
 - ``record_prefix``: what the recorder reads off a body: its layers' fingerprint, the cause of a miss.

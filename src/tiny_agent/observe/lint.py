@@ -14,18 +14,17 @@ A body is clean with no error or warning (``info`` is a hint); tokens: ``prefix.
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from tiny_agent.observe.export import EXPORT_FORMAT, read_export
 from tiny_agent.observe.lint_breaks import fix_for
+from tiny_agent.observe.lint_inputs import load_bodies, load_timed
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_breaks import prefix_breaks, unmarkable
+from tiny_agent.providers.cache_expiry import expired
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, min_cacheable_tokens
 from tiny_agent.providers.prefix import PrefixBlock, block_tokens, breakpoints, ttls_in_order
 from tiny_agent.providers.reasoning_check import RULES as REASONING_RULES
@@ -132,41 +131,27 @@ def lint_bodies(
     wire: Wire | None = None,
     model: str | None = None,
     sources: Sequence[str] | None = None,
+    times: Sequence[float | None] | None = None,
 ) -> list[Finding]:
-    """Each body's findings, then what changes between consecutive bodies (sent in this order)."""
+    """Each body's findings, then what changes between consecutive bodies (sent in this order).
+    ``times``: when each body's answer came (a stored session's), so an expired entry is found too."""
     findings: list[Finding] = []
     for i, body in enumerate(bodies):
         source = sources[i] if sources else None
         findings.extend(replace(f, request=i, source=source) for f in lint_body(body, wire, model))
-    last: dict[str, Mapping[str, Any]] = {}
+    last: dict[str, tuple[Mapping[str, Any], float | None]] = {}
     for i, body in enumerate(bodies):
         source, own = sources[i] if sources else None, wire or detect_wire(body)
+        at = times[i] if times else None
         if own in last:  # each wire's bodies against that wire's previous one: the other is another cache
-            findings.extend(replace(f, request=i, source=source) for f in _changes(last[own], body, own, model))
-        last[own] = body
+            changes = _changes(last[own][0], body, own, model, _idle(last[own][1], at))
+            findings.extend(replace(f, request=i, source=source) for f in changes)
+        last[own] = (body, at)
     return findings
 
 
-def load_bodies(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
-    """(source, body) pairs of a JSON body or list, JSONL, ``-`` (stdin), or a session export."""
-    text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
-    path = Path("<stdin>" if str(path) == "-" else path)
-    if text.lstrip().startswith('{"format": "' + EXPORT_FORMAT):
-        from tiny_agent.observe.view.data import SessionView
-
-        info, entries = read_export(text.splitlines(), str(path))
-        return SessionView.of(info, entries).bodies()
-    if path.suffix != ".jsonl":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            if path.name != "<stdin>":
-                raise
-        else:
-            items = data if isinstance(data, list) else [data]
-            return [(f"{path}[{i}]" if isinstance(data, list) else str(path), item) for i, item in enumerate(items)]
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-    return [(f"{path}:{n}", json.loads(line)) for n, line in lines]
+def _idle(before: float | None, now: float | None) -> float | None:
+    return now - before if before is not None and now is not None else None
 
 
 def lint_session(store: Store, session_id: str, wire: Wire | None = None, model: str | None = None) -> list[Finding]:
@@ -174,14 +159,15 @@ def lint_session(store: Store, session_id: str, wire: Wire | None = None, model:
     from tiny_agent.observe.view.data import SessionView
 
     info = store.get(session_id)
-    pairs = SessionView.of(info, store.entries(info.id)).bodies()
-    return lint_bodies([b for _, b in pairs], wire, model, [s for s, _ in pairs])
+    timed = SessionView.of(info, store.entries(info.id)).timed_bodies()
+    return lint_bodies([b for _, b, _ in timed], wire, model, [s for s, _, _ in timed], [t for _, _, t in timed])
 
 
 def lint_files(paths: Iterable[str | Path], wire: Wire | None = None, model: str | None = None) -> list[Finding]:
-    """Lint the bodies of several files as one sequence of requests, in the order given."""
-    pairs = [pair for path in paths for pair in load_bodies(path)]
-    return lint_bodies([b for _, b in pairs], wire, model, [s for s, _ in pairs])
+    """Lint the bodies of several files as one sequence of requests, in the order given (an exported
+    session's with the times of its answers)."""
+    timed = [found for path in paths for found in load_timed(path)]
+    return lint_bodies([b for _, b, _ in timed], wire, model, [s for s, _, _ in timed], [t for _, _, t in timed])
 
 
 def _legality(body: Mapping[str, Any], wire: WireFormat) -> list[Finding]:
@@ -286,12 +272,15 @@ def _breakpoints(
 
 
 def _changes(
-    before: Mapping[str, Any], after: Mapping[str, Any], wire: Wire | None, model: str | None
+    before: Mapping[str, Any], after: Mapping[str, Any], wire: Wire | None, model: str | None, idle: float | None
 ) -> list[Finding]:
-    """Every cause the second body would not read what the first cached (``cache_breaks``)."""
+    """Every cause the second body would not read what the first cached (``cache_breaks``); with
+    nothing in the bytes and ``idle`` known, whether the entry expired (``cache_expiry``)."""
     wire = wire or detect_wire(after)
     rules = cache_rules(model or str(after.get("model") or ""), wire)
+    breaks = prefix_breaks(before, after, wire, rules)
+    gone = expired(before, idle, wire, rules) if idle is not None and not breaks else None
     return [
         Finding(b.rule, "warning", b.path, b.message, b.excerpt, fix_for(b.rule))
-        for b in prefix_breaks(before, after, wire, rules)
+        for b in [*breaks, *filter(None, [gone])]
     ]

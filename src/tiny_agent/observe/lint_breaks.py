@@ -22,6 +22,7 @@ BREAK_FIXES = {
     "response-format-changed": "keep the response format fixed for a conversation",
     "cache-key-changed": "send one prompt_cache_key for a conversation's requests",
     "breakpoint-lookback": "add a breakpoint within 20 blocks of the previous one (e.g. on the newest user turn)",
+    "cache-expired": "send the next request within the lifetime, mark the stable prefix ttl 1h, or keep it warm",
 }
 
 

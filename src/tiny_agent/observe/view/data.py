@@ -26,11 +26,13 @@ from tiny_agent.observe.call_lines import server_compaction_text
 from tiny_agent.observe.causes import miss_cause
 from tiny_agent.observe.view.layers import block_view, divergence
 from tiny_agent.observe.view.whatifs import WHAT_IFS, what_if_rows
-from tiny_agent.providers.cache_breaks import prefix_breaks
+from tiny_agent.providers.cache_breaks import Break, prefix_breaks
+from tiny_agent.providers.cache_expiry import expired
+from tiny_agent.providers.cache_rules import CacheRules
 from tiny_agent.providers.registry import offline_profile
 from tiny_agent.providers.wire import cache_rules, prefix_blocks
 from tiny_agent.store.base import SessionInfo
-from tiny_agent.types import Entry
+from tiny_agent.types import Entry, Wire
 from tiny_agent.whatif.replay import Policy, Recording
 
 __all__ = ["WHAT_IFS", "SessionView", "diagnosed_break", "diagnosed_character"]
@@ -48,6 +50,8 @@ class _Call:
     at: float = 0.0
     request: Mapping[str, Any] | None = None
     """The body itself, where the session was recorded from another program (``observe.record``)."""
+    answered: float | None = None
+    """When its answer was logged (``call_done``): a cache entry's lifetime starts there."""
 
 
 @dataclass
@@ -80,7 +84,7 @@ class SessionView:
                 self.calls.append(call)
                 by_seq[entry.seq] = call
             case CallDone(call=seq, record=record) if seq in by_seq:
-                by_seq[seq].record = record
+                by_seq[seq].record, by_seq[seq].answered = record, entry.at
                 compacted = server_compaction_text(record.usage)
                 if compacted:  # after the call it ran in: the requests from the next on start at its block
                     mark = {"kind": "compaction", "seq": entry.seq, "before": by_seq[seq].index + 1}
@@ -140,7 +144,8 @@ class SessionView:
         if before and now and "_body" in before and "_body" in now:
             rules = cache_rules(call.opened.model, now["wire"])
             breaks = prefix_breaks(before["_body"], now["_body"], now["wire"], rules)
-            out["breaks"] = [b.to_dict() for b in breaks]
+            gone = _expired(previous, call, before["_body"], now["wire"], rules) if previous and not breaks else None
+            out["breaks"] = [b.to_dict() for b in [*breaks, *filter(None, [gone])]]
         for side in (now, before):
             if side is not None:
                 for key in ("_blocks", "_body"):
@@ -189,11 +194,16 @@ class SessionView:
     def bodies(self) -> list[tuple[str, dict[str, Any]]]:
         """(label, body) of every turn call's request, re-rendered from the log: what ``lint --session``
         reads."""
+        return [(label, body) for label, body, _ in self.timed_bodies()]
+
+    def timed_bodies(self) -> list[tuple[str, dict[str, Any], float | None]]:
+        """(label, body, when its answer was logged) of every turn call's request: with the times,
+        ``lint`` also finds the cache entries that expired between two requests."""
         out = []
         for call in self.calls:
             request = self._request(call)
             if request is not None and "_body" in request:
-                out.append((f"session {self.info.id[:12]} call {call.index}", request["_body"]))
+                out.append((f"session {self.info.id[:12]} call {call.index}", request["_body"], call.answered))
         return out
 
     def _engine(self) -> Context:
@@ -209,6 +219,13 @@ class SessionView:
 
 
 _TOKEN_KEYS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "uncached_tokens", "output_tokens")
+
+
+def _expired(previous: _Call, call: _Call, body: Mapping[str, Any], wire: Wire, rules: CacheRules) -> Break | None:
+    """The previous request's entries outlived before ``call``'s answer (as the diagnosis times it)."""
+    if previous.answered is None or call.answered is None:
+        return None
+    return expired(body, call.answered - previous.answered, wire, rules)
 
 
 def _values(entry: Entry) -> list[TypedEntry]:
