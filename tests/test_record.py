@@ -68,7 +68,8 @@ def test_a_programs_calls_become_a_session(tmp_path: Path, capsys: object) -> No
             e.body["request"] for e in store.entries(info.id, kinds=("call",))
         ], "the bodies as they were sent"
         assert [r.miss is not None for r in rows] == [False, False, True, False], "the changed system prompt"
-        assert "the system prompt changed at character 17" in str(rows[2].miss)
+        assert "system prompt changed at character 17" in str(rows[2].miss)
+        assert str(rows[2].miss).endswith("[system-changed at system[0], character 17]"), "as the diagnosis says it"
         assert [(r.changed, r.shared_messages) for r in rows[:3]] == [((), None), ((), 1), (("system",), 3)]
         findings = lint_session(store, info.id)
         assert [(f.rule, f.path, f.request) for f in findings if f.rule == "system-changed"] == [
@@ -80,7 +81,7 @@ def test_a_programs_calls_become_a_session(tmp_path: Path, capsys: object) -> No
             assert detail["breaks"][0]["rule"] == "system-changed"
     assert main(["stats", info.id, "--store", str(db), "--json"]) == 0
     looked = json.loads(capsys.readouterr().out)  # type: ignore[attr-defined]
-    assert looked["misses"] == 1 and list(looked["miss_causes"]) == ["the system prompt changed"]
+    assert looked["misses"] == 1 and list(looked["miss_causes"]) == ["system prompt changed"]
 
 
 def test_a_command_that_cannot_start_says_so(tmp_path: Path) -> None:

@@ -115,7 +115,7 @@ class Recorder:
             return
         self.session_id, head = info.id, -1
         running: tuple[str, str] | None = None
-        last: dict[tuple[str, str], tuple[dict[str, Any], Usage]] = {}
+        last: dict[tuple[str, str], tuple[dict[str, Any], Usage, float]] = {}
         self._ready.set()
         with store:
             while (item := self._queue.get()) is not None:
@@ -141,8 +141,8 @@ class Recorder:
                     cost = offline_profile(wire, model).price(usage)
                 except TinyAgentError:
                     cost = None
-                miss = recorded_miss(before, body, usage, wire, model)
-                last[(wire, model)] = (body, usage)
+                miss = recorded_miss(before, body, usage, wire, model, done)
+                last[(wire, model)] = (body, usage, done)
                 record = CallRecord(usage, cost, done - sent, model, miss=miss, at=done)
                 head = store.append(self.session_id, [encode(CallDone(written[-1].seq, record))], expected_head=head)[
                     -1

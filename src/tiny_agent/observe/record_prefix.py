@@ -4,8 +4,9 @@ shares with the body before it, and why it read less of the cache than that body
 A call ``tiny-agent record`` stored was not built by the engine, so it has none of the engine's
 fingerprints or diagnosis (``context.cache``, ``context.diagnosis``); these are worked out from
 the bodies instead, in the same fields, so ``stats`` and the view count a recorded session's layer
-changes and misses as they do a tiny-agent session's. The cause of a miss is the lint's comparison
-of the body with the previous body of the same wire and model (``lint.lint_bodies``). What the
+changes and misses as they do a tiny-agent session's. The cause of a miss is the one simulator's
+(``providers.cache_breaks``, ``cache_expiry``), between the body and the previous body of the same wire
+and model, in the per-call diagnosis's words (``context.byte_cause``), as lint and the view find it. What the
 previous call left cached is what it read and wrote where only marks are cached, its whole prompt
 where caching is automatic.
 """
@@ -16,9 +17,11 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tiny_agent.context.byte_cause import Side, cause_words, leading_break, position
 from tiny_agent.context.diagnosis import TOLERANCE
 from tiny_agent.errors import TinyAgentError
-from tiny_agent.observe.lint import lint_bodies, lint_body
+from tiny_agent.providers.cache_breaks import prefix_breaks
+from tiny_agent.providers.cache_expiry import expired
 from tiny_agent.providers.prefix import block_tokens, canonical
 from tiny_agent.providers.registry import offline_profile
 from tiny_agent.providers.remark import unmarked
@@ -29,13 +32,19 @@ __all__ = ["body_fingerprint", "recorded_miss", "shared_messages"]
 
 
 def recorded_miss(
-    before: tuple[Mapping[str, Any], Usage] | None, body: Mapping[str, Any], usage: Usage, wire: str, model: str
+    before: tuple[Mapping[str, Any], Usage, float] | None,
+    body: Mapping[str, Any],
+    usage: Usage,
+    wire: str,
+    model: str,
+    now: float | None = None,
 ) -> str | None:
-    """The cause of this call's miss in one line (the lint's message), or None when it read what the
-    previous call (``before``: its body and usage) left cached, or there is none to compare with."""
+    """The cause of this call's miss in one line, as the per-call diagnosis words it (the simulator's
+    leading break and its position, or the expiry when ``now`` is known), or None when it read what
+    the previous call (``before``: its body, usage and answer time) left cached, or there is none."""
     if before is None or usage.cache_read_tokens is None:
         return None
-    old_body, old = before
+    old_body, old, answered = before
     try:
         rules = offline_profile(wire, model).cache
     except TinyAgentError:
@@ -46,12 +55,13 @@ def recorded_miss(
         left = old.input_tokens or 0
     if left < rules.min_tokens or usage.cache_read_tokens >= TOLERANCE * left - rules.increment:
         return None
-    own = {(f.rule, f.path) for f in lint_body(body, wire, model)}
-    pair = lint_bodies([old_body, body], wire, model)
-    changes = [f for f in pair if f.request == 1 and (f.rule, f.path) not in own]
-    if changes:
-        found = changes[0]
-        return found.message + (f" [{found.excerpt}]" if found.excerpt else "")
+    lead = leading_break(prefix_breaks(old_body, body, wire, rules), wire)
+    if lead is not None:
+        sides = [Side(b, None, body_fingerprint(b, wire)) for b in (old_body, body)]
+        return cause_words(lead, sides[0], sides[1], wire) + position(lead)
+    gone = expired(old_body, now - answered, wire, rules) if now is not None else None
+    if gone is not None:
+        return gone.message + position(gone)
     return f"read less than the previous request left cached ({usage.cache_read_tokens:,} of {left:,} tokens)"
 
 
