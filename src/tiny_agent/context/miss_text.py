@@ -6,17 +6,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from tiny_agent.providers.cache_breaks import first_difference
 from tiny_agent.types import ToolSpec
 
 __all__ = ["excerpt", "first_difference", "tool_changes", "where_text_changed"]
-
-
-def first_difference(before: str, now: str) -> int:
-    """Index of the first character where two texts differ (the length of the shorter if one extends the other)."""
-    for i, (a, b) in enumerate(zip(before, now, strict=False)):
-        if a != b:
-            return i
-    return min(len(before), len(now))
 
 
 def excerpt(text: str, at: int) -> str:

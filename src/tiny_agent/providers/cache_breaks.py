@@ -27,7 +27,16 @@ from tiny_agent.providers.prefix import PrefixBlock, breakpoints, canonical
 from tiny_agent.providers.wire import prefix_blocks
 from tiny_agent.types import Wire
 
-__all__ = ["Break", "Setting", "WireBreaks", "first_change", "prefix_breaks", "unmarkable", "wire_breaks"]
+__all__ = [
+    "Break",
+    "Setting",
+    "WireBreaks",
+    "first_change",
+    "first_difference",
+    "prefix_breaks",
+    "unmarkable",
+    "wire_breaks",
+]
 
 Level = Literal["tools", "system", "messages"]
 
@@ -119,9 +128,9 @@ def first_change(was: Any, now: Any) -> tuple[int, str, str]:
     if isinstance(was, Mapping) and isinstance(now, Mapping):
         for key in ("text", "content"):
             if isinstance(was.get(key), str) and isinstance(now.get(key), str):
-                return _first(was[key], now[key]), was[key], now[key]
+                return first_difference(was[key], now[key]), was[key], now[key]
     a, b = canonical(was), canonical(now)
-    return _first(a, b), a, b
+    return first_difference(a, b), a, b
 
 
 def unmarkable(blocks: Sequence[PrefixBlock], wire: str) -> list[PrefixBlock]:
@@ -136,7 +145,8 @@ def unmarkable(blocks: Sequence[PrefixBlock], wire: str) -> list[PrefixBlock]:
     return out
 
 
-def _first(a: str, b: str) -> int:
+def first_difference(a: str, b: str) -> int:
+    """Index of the first character where two texts differ (the length of the shorter if one extends the other)."""
     for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return i
@@ -246,7 +256,7 @@ def _tool_changes(old: Sequence[Any], new: Sequence[Any], table: WireBreaks, los
             a, b = _get(was, field), _get(tool, field)
             if a != b:
                 x, y = (a, b) if isinstance(a, str) and isinstance(b, str) else (canonical(a), canonical(b))
-                at = _first(x, y)
+                at = first_difference(x, y)
                 message = f"tool {name}'s {what} changed at character {at}: the whole prefix is written again"
                 out.append(
                     Break(rule, f"tools[{i}].{field}", message, lost, at, f"{_around(x, at)!r} -> {_around(y, at)!r}")
