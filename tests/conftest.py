@@ -4,11 +4,16 @@ PostgreSQL: ``scripts/test`` starts a throwaway cluster and passes its URL in ``
 then a test that needs the server fails if it cannot have it. Without the variable, the first such
 test starts a cluster itself when the server is installed (stopped when the tests end), and the tests
 are skipped, with the reason, only when it is not.
+
+Ctrl-C: a test run started in the background by a shell without job control inherits SIGINT
+ignored; Python then installs no KeyboardInterrupt handler, in this process or in the tiny-agent
+processes the tests start, and every Ctrl-C test would wait forever. The handler is put back here.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -17,6 +22,9 @@ from pathlib import Path
 import pytest
 
 from tests.pg_cluster import Cluster, why_not
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 PG_ENV = "TINY_AGENT_TEST_PG"
 """The URL (with its password) of a PostgreSQL server the tests may create databases on."""
