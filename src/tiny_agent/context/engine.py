@@ -144,9 +144,10 @@ class Context(Conversation):
             raise IllegalRequestError(list(rendered.problems))
         return rendered
 
-    def replayed_prompt(self, before_seq: int) -> Prompt:
-        """The turn prompt as the log stood before entry ``before_seq`` (a resumed miss diagnosis)."""
-        state = State.of(e for e in self.entries if e.seq < before_seq)
+    def replayed_prompt(self, before_seq: int, state: State | None = None) -> Prompt:
+        """The turn prompt as the log stood before entry ``before_seq`` (a resumed miss diagnosis);
+        ``state``: the log's state then, where the caller has already built it."""
+        state = state or State.of(e for e in self.entries if e.seq < before_seq)
         messages = tuple(state.window.messages)
         return Prompt(system_blocks(state.system, state.pins), self._tools_of(state), messages, plan_cache(messages))
 

@@ -42,7 +42,7 @@ class Redrawer(Protocol):
 
     def legal(self, prompt: Prompt, provider: Provider, *, sending: bool = True) -> Rendered: ...
 
-    def replayed_prompt(self, before_seq: int) -> Prompt: ...
+    def replayed_prompt(self, before_seq: int, state: State | None = None) -> Prompt: ...
 
 
 def recorded_adapter(opened: Recorded, live: Provider | None = None) -> Provider:
@@ -68,7 +68,7 @@ def redrawn_request(engine: Redrawer, seq: int, opened: Recorded, provider: Prov
     ``recorded_adapter``). ``IllegalRequestError`` if even its repair breaks the protocol."""
     entries = engine.entries
     earlier = State.of(e for e in entries if e.seq < seq)
-    prompt = engine.replayed_prompt(seq)
+    prompt = engine.replayed_prompt(seq, earlier)
     answered = earlier.last_done[1].response_id if earlier.last_done is not None else None
     prompt = dataclasses.replace(
         prompt,

@@ -2,6 +2,7 @@
 
 - ``data``: what the page shows, as JSON-ready values: the calls' timeline, one call's request
   beside the previous one (shared prefix, first divergence, both diagnoses), the replay what-ifs.
+- ``miss_line``: what a per-call miss line says of its place (its character, the simulator's break), read back.
 - ``layers``: a request drawn as the blocks a prompt cache reads, and where two requests first part.
 - ``server``: the web server (the standard library's, in a thread) and ``serve(store, id)``.
 - ``whatifs``: the what-if table: the session replayed under a few other policies, nothing sent.

@@ -9,7 +9,6 @@ function of the log, the policy and the profile), checked against the fingerprin
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +24,9 @@ from tiny_agent.errors import TinyAgentError, UnreadableEntry
 from tiny_agent.observe.call_lines import server_compaction_text
 from tiny_agent.observe.causes import miss_cause
 from tiny_agent.observe.view.layers import block_view, divergence
+from tiny_agent.observe.view.miss_line import diagnosed_break, diagnosed_character
 from tiny_agent.observe.view.whatifs import WHAT_IFS, what_if_rows
+from tiny_agent.providers.base import Provider
 from tiny_agent.providers.cache_breaks import Break, prefix_breaks
 from tiny_agent.providers.cache_expiry import expired
 from tiny_agent.providers.cache_rules import CacheRules
@@ -36,9 +37,6 @@ from tiny_agent.types import Entry, Wire
 from tiny_agent.whatif.replay import Policy, Recording
 
 __all__ = ["WHAT_IFS", "SessionView", "diagnosed_break", "diagnosed_character"]
-
-_AT_CHARACTER = re.compile(r" at character (\d+)")
-_POSITION = re.compile(r" \[([a-z-]+) at (\S+?)(?:, character (\d+))?\]$")
 
 
 @dataclass
@@ -64,6 +62,7 @@ class SessionView:
     marks: list[dict[str, Any]] = field(default_factory=list)
     _context: Context | None = None
     _recording: Recording | None = None
+    _adapters: dict[tuple[str, str, str], Provider] = field(default_factory=dict)
 
     @staticmethod
     def of(info: SessionInfo, entries: Sequence[Entry]) -> SessionView:
@@ -162,7 +161,7 @@ class SessionView:
             return {"blocks": [], "note": f"a {call.opened.purpose} call: its request is not redrawn"}
         try:
             profile = offline_profile(call.opened.provider, call.opened.model)
-            adapter = recorded_adapter(call.opened) if call.request is None else None
+            adapter = self._adapter(call.opened) if call.request is None else None
         except TinyAgentError as exc:
             return {"blocks": [], "note": f"cannot redraw it: {exc}"}
         if adapter is None:
@@ -205,6 +204,14 @@ class SessionView:
             if request is not None and "_body" in request:
                 out.append((f"session {self.info.id[:12]} call {call.index}", request["_body"], call.answered))
         return out
+
+    def _adapter(self, opened: CallOpened) -> Provider:
+        """The adapter that redraws ``opened``'s request, made once per provider, model and thinking
+        settings (an SDK client each)."""
+        key = (opened.provider, opened.model, str(opened.fingerprint.get("thinking")))
+        if key not in self._adapters:
+            self._adapters[key] = recorded_adapter(opened)
+        return self._adapters[key]
 
     def _engine(self) -> Context:
         if self._context is None:
@@ -275,19 +282,3 @@ def _changed(before: CallOpened | None, now: CallOpened) -> list[str]:
     if isinstance(now.shared_messages, int) and isinstance(count, int) and now.shared_messages < count:
         changed.append("messages")
     return changed
-
-
-def diagnosed_character(miss: str | None) -> int | None:
-    """The character a miss line names (``... at character 28: ...``), if it names one."""
-    found = _AT_CHARACTER.search(miss or "")
-    return int(found.group(1)) if found else None
-
-
-def diagnosed_break(miss: str | None) -> tuple[str, str, int | None] | None:
-    """(rule, path, character) of the simulator's break a miss line ends with (``context.byte_cause``:
-    `` [RULE at PATH]`` or `` [RULE at PATH, character N]``), as ``lint`` and the view name it; None
-    for a line without one (a cause not in the bytes, or one diagnosed from fingerprints)."""
-    found = _POSITION.search(miss or "")
-    if found is None:
-        return None
-    return found.group(1), found.group(2), int(found.group(3)) if found.group(3) else None
