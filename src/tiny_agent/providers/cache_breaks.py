@@ -103,7 +103,7 @@ def prefix_breaks(
     past the entry the previous request wrote)."""
     table = wire_breaks(wire)
     old, new = prefix_blocks(before, wire), prefix_blocks(after, wire)
-    out = _settings(before, after, table, old)
+    out = [b for b in _settings(before, after, table, old) if rules is None or b.path not in rules.unkeyed_settings]
     shared = shared_blocks(old, new)
     if shared < len(old):
         out.extend(_block_change(before, after, old, new, shared, table))

@@ -154,6 +154,9 @@ class CacheRules:
     cache_key: bool = False
     """The request may carry a ``prompt_cache_key`` that routes a session's requests to the same cache
     (OpenAI's own models)."""
+    unkeyed_settings: frozenset[str] = frozenset()
+    """Top-level settings of the wire's table (``cache_breaks.WireBreaks``) this cache does not key on:
+    llama.cpp caches the prompt's tokens only, and applies ``response_format`` when it samples."""
 
 
 def normalise_model(model: str) -> str:

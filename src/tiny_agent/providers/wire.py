@@ -10,6 +10,7 @@ wire's name. A new wire is a folder ``providers/<name>/`` with a ``wire`` module
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -123,12 +124,17 @@ def prefix_blocks(body: Mapping[str, Any], wire: str, counter: Counter = block_t
     return wire_of(wire).prefix_blocks(body, counter)
 
 
+_LOCAL_UNKEYED = frozenset({"response_format", "parallel_tool_calls", "prompt_cache_key"})
+"""What llama.cpp's prompt cache ignores: the grammar, tool-call parallelism and a routing key."""
+
+
 def rules_of(profile: str, model: str, wire: str, overrides: Mapping[str, int] | None = None) -> CacheRules:
     """The cache rules of ``model`` served by the endpoint named ``profile`` ("anthropic", "openai",
     "deepseek", "moonshot", "local", or any other name for a server of that wire)."""
     if profile == "local":
         # llama.cpp keeps any prefix in its slot until another replaces it; nothing is billed.
-        return automatic_rules(wire, model, 0, 1, math.inf, writes_billed=False, read=1.0)
+        rules = automatic_rules(wire, model, 0, 1, math.inf, writes_billed=False, read=1.0)
+        return dataclasses.replace(rules, unkeyed_settings=_LOCAL_UNKEYED)
     return wire_of(wire).cache_rules(profile, model, overrides)
 
 
