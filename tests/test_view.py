@@ -207,3 +207,18 @@ def test_lint_reads_a_session_an_export_and_stdin(
     monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(body, indent=2)))
     assert main(["lint", "-"]) == 0
     assert main(["lint"]) == 2
+
+
+def test_a_port_in_use_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    from tiny_agent.cli.app import main
+
+    where, sid = recorded(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code = main(["view", sid[:8], "--no-browser", "--port", str(port), "--store", where])
+    err = capsys.readouterr().err
+    assert code == 2 and f"cannot serve the view on 127.0.0.1:{port}" in err and "Traceback" not in err

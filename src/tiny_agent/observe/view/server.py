@@ -39,7 +39,12 @@ class ViewServer:
         self._lock = threading.Lock()
         """The re-rendering engine and the replays are not made for two threads at once."""
         handler = type("Handler", (_Handler,), {"server_view": self})
-        self._server = ThreadingHTTPServer((host, port), handler)
+        try:
+            self._server = ThreadingHTTPServer((host, port), handler)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot serve the view on {host}:{port}: {exc.strerror or exc}; choose another --port (0: a free one)"
+            ) from exc
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="tiny-agent-view", daemon=True)
         self._thread.start()
