@@ -91,3 +91,17 @@ def test_the_budget_prices_the_thinking_as_output(recorded) -> None:  # type: ig
     without = Budget(1.0, off).next_call(fresh)
     extra = provider.profile.price(Usage(0, 4096 - DEFAULT_OUTPUT, 0, 0)) or 0.0
     assert extra > 0 and with_thinking - without == pytest.approx(extra), "a first call may spend its thinking budget"
+
+
+def test_cost_shows_the_thinking_inside_the_output() -> None:
+    from tiny_agent.context.tokens import CallRecord, TokenLedger
+    from tiny_agent.observe.call_lines import format_cost
+    from tiny_agent.types import Usage
+
+    ledger = TokenLedger()
+    ledger.record(CallRecord(Usage(2_000, 1_240, 0, 0, reasoning_tokens=1_100), 0.01, 1.0, "m"))
+    (output,) = [row for row in format_cost(ledger, lambda usage: 0.01) if row.startswith("output")]
+    assert output == "output     1,240 tokens (thinking 1,100, billed as output)"
+    ledger = TokenLedger()
+    ledger.record(CallRecord(Usage(2_000, 40, 0, 0), 0.01, 1.0, "m"))
+    assert "thinking" not in " ".join(format_cost(ledger, lambda usage: 0.01))

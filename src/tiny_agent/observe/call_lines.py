@@ -140,7 +140,8 @@ def format_cost(ledger: TokenLedger, price: Callable[[Usage], float | None]) -> 
         f"calls      {len(ledger.calls)} ({turns} turns, {len(ledger.calls) - turns} summaries)",
         f"input      {_n(total.input_tokens)} tokens, of which cache read {_n(total.cache_read_tokens)}, "
         f"cache write {_n(total.cache_write_tokens)}, uncached {_n(total.uncached_input_tokens)}",
-        f"output     {_n(total.output_tokens)} tokens",
+        f"output     {_n(total.output_tokens)} tokens"
+        + (f" (thinking {_n(total.reasoning_tokens)}, billed as output)" if total.reasoning_tokens else ""),
         f"cost       {_cost(ledger.total_cost_usd)}"
         + (f" ({ledger.unpriced_calls} calls unpriced)" if ledger.unpriced_calls else ""),
         f"cache      {'?' if ratio is None else f'{ratio:.0%}'} of input read from the cache; saved {_cost(saved)}",
