@@ -17,12 +17,13 @@ from typing import Any
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.anthropic.thinking import THINKING_TYPES
-from tiny_agent.providers.anthropic.wire import ANTHROPIC
 from tiny_agent.providers.cache_rules import OPENAI_EXPLICIT_TTL, CacheRules, Ttl
 from tiny_agent.providers.openai.cache import BREAKPOINT, OPTIONS
-from tiny_agent.providers.openai.wire import OPENAI
 from tiny_agent.providers.wire import wire_of
 from tiny_agent.types import CachePlan
+
+# The two wires whose marks this rewrites, from the registry (the one place a wire's module is named).
+ANTHROPIC, OPENAI = wire_of("anthropic"), wire_of("openai")
 
 __all__ = ["planned", "unmarked", "with_ttl"]
 
