@@ -251,7 +251,9 @@ def test_every_run_option_has_a_config_key(tmp_path: Path, private_dirs: Path) -
         elif option.type.name in ("integer", "N", "n"):
             sample = 3
         else:
-            sample = {"compact_at": 0.5, "budget_usd": 1.5, "timeout": 30, "policy": "cost"}.get(option.name, 3)
+            sample = {"compact_at": 0.5, "budget_usd": 1.5, "timeout": 30, "policy": "cost", "thinking": 4096}.get(
+                option.name, 3
+            )
         (tmp_path / "tiny-agent.toml").write_text(f"{option.name} = {json.dumps(sample)}\n")
         try:
             assert option.name in load_config(tmp_path).values, option.name

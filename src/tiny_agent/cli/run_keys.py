@@ -20,6 +20,7 @@ import click
 
 from tiny_agent.cli.options import agent_options, given
 from tiny_agent.errors import ConfigError
+from tiny_agent.providers.thinking import parse_thinking
 
 __all__ = ["NOT_IN_FILES", "apply_file_settings", "checked_value", "run_option", "run_option_keys", "setting_sources"]
 
@@ -50,6 +51,8 @@ def run_option(key: str) -> click.Option:
 def checked_value(key: str, value: Any, where: str) -> Any:
     """``value`` converted by the option's type; a ConfigError naming ``where`` when it does not fit."""
     option = run_option(key)
+    if key in _SETTING_CHECKS:
+        return _SETTING_CHECKS[key](value, where)
     if option.is_flag and not isinstance(option.flag_value, bool):
         return _flag_value(key, value, where)
     if option.is_flag and not isinstance(value, bool):
@@ -58,6 +61,25 @@ def checked_value(key: str, value: Any, where: str) -> Any:
         return option.type_cast_value(click.Context(click.Command("run")), value)
     except click.BadParameter as exc:
         raise ConfigError(f"{where}: {exc.format_message()}") from None
+
+
+def _thinking(value: Any, where: str) -> str:
+    """``thinking``: off, adaptive or a budget (``4096`` or ``"4096"``), checked as ``--thinking`` is."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ConfigError(f'{where}: must be "off", "adaptive" or a token budget like 4096, not {_toml(value)}')
+    try:
+        parse_thinking(value)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return str(value).strip().lower()
+
+
+def _toml(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else repr(value)
+
+
+_SETTING_CHECKS = {"thinking": _thinking}
+"""Keys whose option takes any text and checks it later (at the run): a file's value is checked here."""
 
 
 def _flag_value(key: str, value: Any, where: str) -> Any:

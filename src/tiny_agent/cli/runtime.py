@@ -39,7 +39,9 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
     if opts["no_session"] and (opts["resume"] is not None or opts["continue_"]):
         raise ConfigError("--no-session cannot be combined with --resume or --continue")
     files = FileConfig() if opts.get("no_config") else load_config(opts["workspace"] or ".")
-    flags = RunSettings.of({k: opts[k] for k in RUN_SETTINGS if k in opts and given(click_ctx, k)})
+    # A file's run setting is in ``opts`` already (``with_file_settings``) and counts like a flag.
+    chosen = [k for k in RUN_SETTINGS if k in opts and (given(click_ctx, k) or k in files.values)]
+    flags = RunSettings.of({k: opts[k] for k in chosen})
     spec = RunSpec(
         settings=files.under(flags),
         config={k: opts[k] for k in CONFIG_FLAGS if opts.get(k) is not None},

@@ -24,6 +24,7 @@ in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
 - ``remark``: a recorded body's cache marks rewritten: another lifetime, none, or a plan's placement.
 - ``responses``: the OpenAI Responses API wire, stateless, reasoning items kept (a package).
 - ``retry``: retries and time limits, in one place for every adapter.
+- ``settings_check``: the reasoning and server-compaction settings held against the endpoint, before any call.
 - ``streaming``: a streamed answer, from its first event to the ``ModelResponse``.
 - ``wire``: ``WireFormat`` and the registry of wires (``WIRES``, ``wire_of``, ``detect_wire``).
 - ``reasoning_check``: the reasoning rules of each wire, by wire.

@@ -153,6 +153,6 @@ def profile_for(
         prices=prices,
         pricing_id=pricing if prices is not None else None,
         context_window=window,
-        thinking_caps=thinking_caps(name, model),
+        thinking_caps=thinking_caps(name, model, wire),
     )
     return replace(profile, **capabilities) if capabilities else profile

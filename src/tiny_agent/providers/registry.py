@@ -19,6 +19,7 @@ from tiny_agent.providers.cache_rules import DEFAULT_TTL
 from tiny_agent.providers.http_errors import check_base_url
 from tiny_agent.providers.pricing import FREE, TokenPrices, maker_of, token_prices
 from tiny_agent.providers.profile import PRICING_IDS, ProviderProfile, profile_for
+from tiny_agent.providers.settings_check import SERVER_COMPACTION, check_settings
 from tiny_agent.providers.wire import checked_ttl, wire_of
 
 __all__ = [
@@ -124,6 +125,7 @@ def resolve_provider(
     if base_url is not None:
         base_url = check_base_url(base_url, LOCAL_KEY_ENV if profile is None else profile.key_env)
     if profile is None:
+        check_settings(LOCAL, None, model or "the local model", kwargs)
         kwargs.pop("cache_ttl", None)  # llama.cpp keeps a prefix in its slot until another replaces it
         return _local(model, base_url, env.get(LOCAL_KEY_ENV) or None, kwargs)
     url, key = _url_and_key(profile, base_url, env)
@@ -139,6 +141,7 @@ def resolve_provider(
         if choose_api(profile.name, common["model"], url, kwargs.pop("api", None)) == "responses"
         else profile.wire
     )
+    check_settings(profile.name, wire, common["model"], kwargs)
     for option, wires in WIRE_OPTIONS.items():  # options only some wires' adapters take
         if wire not in wires:
             kwargs.pop(option, None)
@@ -172,7 +175,7 @@ def _url_and_key(profile: Profile, base_url: str | None, env: Mapping[str, str])
 
 APIS = ("responses", "chat")
 """``--api`` for OpenAI: the Responses API or Chat Completions."""
-WIRE_OPTIONS = {"stateful": ("responses",), "compact_threshold": ("responses", "anthropic")}
+WIRE_OPTIONS = {"stateful": ("responses",), "compact_threshold": tuple(SERVER_COMPACTION)}
 """Adapter options that only the adapters of these wires take (server-side compaction, state)."""
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "MIN_BUDGET",
     "NO_THINKING",
     "OFF",
+    "OPENAI_EFFORTS",
     "EarlierReasoning",
     "Thinking",
     "ThinkingCaps",
@@ -144,11 +145,17 @@ _STRIPS_EARLIER = re.compile(r"claude-(?:3-7-|haiku-4|sonnet-4(?!-[6-9])|opus-4(
 """Claude models whose window leaves earlier turns' thinking out (Sonnet 3.7, 4, 4.5, Opus 4, 4.1,
 Haiku 4.5); Opus 4.5 and later keep it (reasoning facts, section 1)."""
 _GPT = re.compile(r"^gpt-(\d+)(?:\.(\d+))?")
+_OPENAI_REASONING = re.compile(r"^(?:gpt-5|o\d|codex-)")
+"""OpenAI's reasoning models (as ``responses.items.reasons``): they take ``reasoning.effort``."""
+OPENAI_EFFORTS = ("low", "medium", "high")
 
 
-def thinking_caps(name: str, model: str) -> ThinkingCaps:
-    """The declared capabilities of ``model`` at the endpoint ``name``."""
+def thinking_caps(name: str, model: str, wire: str = "") -> ThinkingCaps:
+    """The declared capabilities of ``model`` at the endpoint ``name`` speaking ``wire`` (a llama.cpp
+    server's model: none, whatever it is called)."""
     m = model.lower()
+    if name == "local":
+        return NO_THINKING
     if name == "anthropic" or m.startswith("claude"):
         if not m.startswith("claude") or "claude-3-5" in m or "claude-3-haiku" in m or "claude-3-opus" in m:
             return NO_THINKING
@@ -187,35 +194,50 @@ def thinking_caps(name: str, model: str) -> ThinkingCaps:
                 effort_with_thinking=False,
             )
         return NO_THINKING
-    return _openai_caps(m)
+    return _openai_caps(m, wire)
 
 
-def _openai_caps(model: str) -> ThinkingCaps:
+def _openai_caps(model: str, wire: str) -> ThinkingCaps:
     """OpenAI's reasoning items: ``reasoning.context`` (not sent) defaults to ``all_turns`` from GPT-5.6
-    on, to ``current_turn`` before (reasoning facts, section 2)."""
+    on, to ``current_turn`` before (reasoning facts, section 2). ``reasoning.effort`` goes out on the
+    Responses API only (minimal, low, medium, high; none and xhigh on the newest: not Claude's max)."""
     found = _GPT.match(model)
     version = (int(found[1]), int(found[2] or 0)) if found else (0, 0)
-    return ThinkingCaps(earlier_reasoning="kept") if version >= (5, 6) else NO_THINKING
+    efforts = OPENAI_EFFORTS if wire == "responses" and _OPENAI_REASONING.match(model) else ()
+    return ThinkingCaps(earlier_reasoning="kept" if version >= (5, 6) else "stripped", efforts=efforts)
 
 
 def checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
     """``thinking`` if ``model`` takes it; else the one line that says what to change."""
+    if thinking.mode == "off" and thinking.display is not None:
+        raise ConfigError(f"--thinking off shows no thinking: leave out --thinking-display {thinking.display}")
     if thinking.mode == "enabled" and not caps.manual:
-        if caps.reasoning_content:
-            return thinking  # a budget on DeepSeek/Kimi means "on": they take no budget
-        hint = " (use --thinking adaptive)" if caps.adaptive else ""
-        raise ConfigError(f"{model} does not take a thinking budget{hint}")
+        raise ConfigError(f"{model} does not take a thinking budget{_budget_hint(caps)}")
     if thinking.mode == "adaptive" and not (caps.adaptive or caps.reasoning_content):
         hint = " (use --thinking N with N >= 1024)" if caps.manual else ""
         raise ConfigError(f"{model} has no adaptive thinking{hint}")
     if thinking.mode in ("enabled", "adaptive") and not caps.thinks:
         raise ConfigError(f"{model} has no thinking; leave --thinking off")
+    if thinking.effort is not None and caps.efforts and not caps.effort_with_thinking:
+        raise ConfigError(
+            f"{model} does not take --effort: its API refuses reasoning_effort beside the thinking switch "
+            "tiny-agent sends it; leave --effort out"
+        )
     if thinking.effort is not None and thinking.effort not in caps.efforts:
         known = ", ".join(caps.efforts) or "none"
         raise ConfigError(f"{model} does not take --effort {thinking.effort} (it takes: {known})")
     if thinking.display is not None and not (caps.manual or caps.adaptive):
         raise ConfigError(f"{model} does not take --thinking-display")
     return thinking
+
+
+def _budget_hint(caps: ThinkingCaps) -> str:
+    """What to give instead of a budget: a model that thinks by its own measure (DeepSeek, Kimi) has no
+    field for one, and silently dropping it would spend what the user meant to cap."""
+    if caps.reasoning_content:
+        how_much = f"; --effort {'|'.join(caps.efforts)} sets how much" if caps.effort_with_thinking else ""
+        return f": it thinks by its own measure (--thinking adaptive, or off){how_much}"
+    return " (use --thinking adaptive)" if caps.adaptive else ""
 
 
 def thinking_key(thinking: Thinking) -> str:

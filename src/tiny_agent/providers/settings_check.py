@@ -1,0 +1,34 @@
+"""The run's reasoning and server-compaction settings held against what the endpoint takes, for every
+provider and wire (the local model's too), before the adapter is built: one ``ConfigError`` line,
+never a setting dropped in silence nor a 400 from the API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tiny_agent.errors import ConfigError
+from tiny_agent.providers.thinking import Thinking, checked, thinking_caps
+
+__all__ = ["SERVER_COMPACTION", "check_settings"]
+
+SERVER_COMPACTION: Mapping[str, str] = {
+    "anthropic": "--provider anthropic",
+    "responses": "--provider openai --api responses",
+}
+"""The wires whose servers compact the context (``compact_threshold``), and how a user picks each."""
+_API_NAMES = {"openai": "Chat Completions"}
+"""How a user knows a wire that has no server compaction (its name is the adapter's)."""
+
+
+def check_settings(name: str, wire: str | None, model: str, options: Mapping[str, Any]) -> None:
+    """Refuse what ``model`` at ``name`` over ``wire`` (None: a llama.cpp server, which compacts
+    nothing) would not do with the adapter ``options`` given (``thinking``, ``compact_threshold``)."""
+    thinking = options.get("thinking")
+    if isinstance(thinking, Thinking):
+        checked(thinking, thinking_caps(name, model, wire or ""), model)
+    if options.get("compact_threshold") is not None and wire not in SERVER_COMPACTION:
+        where = " or ".join(SERVER_COMPACTION.values())
+        over = f" over {_API_NAMES.get(wire, wire)}" if wire else ""
+        raise ConfigError(f"--server-compact-at works only with {where}: {name}{over} has no server-side compaction")

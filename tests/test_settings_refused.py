@@ -1,0 +1,153 @@
+"""Issue 27: every thinking setting is honoured or refused. The toml keys work like the flags (a flag
+beats the file); a setting the model does not take is one line before any call, exit status 2, from
+the command line and from the library alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tiny_agent.agent.run import Run
+from tiny_agent.agent.settings import RunSettings
+from tiny_agent.cli.app import main
+from tiny_agent.errors import ConfigError
+from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.testing import BillingFake, Task
+from tiny_agent.testing.thinking_server import ThinkingRules
+
+NOWHERE = "http://127.0.0.1:9"
+"""Nothing listens there: a setting that got past the checks would fail with another line."""
+KEYS = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k", "DEEPSEEK_API_KEY": "k", "MOONSHOT_API_KEY": "k"}
+
+
+@pytest.fixture
+def keys(monkeypatch: pytest.MonkeyPatch, private_dirs: Path) -> None:
+    for name, value in KEYS.items():
+        monkeypatch.setenv(name, value)
+
+
+def one_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err, err
+    return err
+
+
+def thinking_run(tmp_path: Path, fake: BillingFake, route: str, *flags: str) -> list[str]:
+    url = fake.url(route, "anthropic")
+    return ["--provider", "anthropic", "--model", "claude-sonnet-5", "--base-url", url, *flags,
+            "--workspace", str(tmp_path), "please read a"]  # fmt: skip
+
+
+def test_the_files_thinking_keys_reach_the_run_and_a_flag_beats_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], keys: None, private_dirs: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("alpha " * 50)
+    (tmp_path / "tiny-agent.toml").write_text('thinking = 4096\neffort = "low"\n')
+    task = Task("read a", [[("read_file", {"path": "a.txt"})]], "Read.")
+    store = private_dirs / "sessions.db"
+    with BillingFake([task, task], thinking=ThinkingRules(words=80)) as fake:
+        assert main(thinking_run(tmp_path, fake, "file")) == 0
+        assert "(thinking " in capsys.readouterr().err, "the turn line shows the thinking the file asked for"
+        assert main(thinking_run(tmp_path, fake, "flag", "--thinking", "off", "--no-session")) == 0
+        assert "(thinking " not in capsys.readouterr().err, "--thinking off beats the file's 4096"
+    with SQLiteStore(store) as opened:
+        (info,) = opened.sessions()
+        runs = [e.body["settings"] for e in opened.entries(info.id, kinds=("run", "config"))]
+    assert any(r.get("thinking") == "4096" and r.get("effort") == "low" for r in runs), runs
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("thinking = 500", "thinking: --thinking 500: the budget must be at least 1024 tokens"),
+        ('thinking = "lots"', "thinking: --thinking takes off, adaptive or a token budget"),
+        ("thinking = true", 'thinking: must be "off", "adaptive" or a token budget like 4096, not true'),
+        ('effort = "extreme"', "effort: "),
+    ],
+)
+def test_a_bad_thinking_value_in_the_file_is_one_line_naming_the_file_and_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], keys: None, text: str, line: str
+) -> None:
+    (tmp_path / "tiny-agent.toml").write_text(f"{text}\n")
+    argv = ["--provider", "anthropic", "--base-url", NOWHERE, "--no-session", "--workspace", str(tmp_path), "hi"]
+    assert main(argv) == 2
+    assert one_line(capsys).startswith(f"tiny-agent: {tmp_path / 'tiny-agent.toml'}: {line}")
+
+
+@pytest.mark.parametrize(
+    ("provider", "line"),
+    [
+        ("anthropic", "claude-sonnet-4-6: the server compacts at 50,000 input tokens at the least, not 1,000"),
+        ("deepseek", "--server-compact-at works only with --provider anthropic or --provider openai --api responses"),
+    ],
+)
+def test_the_files_server_compact_at_is_checked_like_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], keys: None, provider: str, line: str
+) -> None:
+    (tmp_path / "tiny-agent.toml").write_text("server_compact_at = 1000\n")
+    argv = ["--provider", provider, "--base-url", NOWHERE, "--no-session", "--workspace", str(tmp_path), "hi"]
+    assert main(argv) == 2
+    assert one_line(capsys).startswith(f"tiny-agent: {line}")
+
+
+LOCAL = ["--provider", "local", "--base-url", NOWHERE]
+RESPONSES = ["--provider", "openai", "--api", "responses", "--model", "gpt-5.6", "--base-url", NOWHERE]
+ONLY = "--server-compact-at works only with --provider anthropic or --provider openai --api responses"
+REFUSED = [
+    ([*LOCAL, "--thinking", "2048"], "the local model does not take a thinking budget"),
+    ([*LOCAL, "--thinking", "adaptive"], "the local model has no adaptive thinking"),
+    ([*LOCAL, "--effort", "high"], "the local model does not take --effort high (it takes: none)"),
+    ([*LOCAL, "--thinking-display", "omitted"], "the local model does not take --thinking-display"),
+    ([*LOCAL, "--server-compact-at", "60000"], "--server-compact-at works only with"),
+    ([*RESPONSES, "--thinking", "2048"], "gpt-5.6 does not take a thinking budget"),
+    ([*RESPONSES, "--thinking-display", "omitted"], "gpt-5.6 does not take --thinking-display"),
+    ([*RESPONSES, "--effort", "max"], "gpt-5.6 does not take --effort max (it takes: low, medium, high)"),
+    (["--provider", "moonshot", "--effort", "high"], "kimi-k2.6 does not take --effort: its API refuses"),
+    (["--provider", "deepseek", "--thinking", "2048"], "deepseek-v4-flash does not take a thinking budget: it thinks"),
+    (["--provider", "moonshot", "--thinking", "2048"], "kimi-k2.6 does not take a thinking budget: it thinks"),
+    (["--provider", "deepseek", "--server-compact-at", "60000"], "--server-compact-at works only with"),
+    (
+        ["--provider", "openai", "--api", "chat", "--server-compact-at", "60000"],
+        f"{ONLY}: openai over Chat Completions",
+    ),
+    (["--provider", "anthropic", "--thinking", "off", "--thinking-display", "omitted"], "--thinking off shows no"),
+]
+
+
+@pytest.mark.parametrize(("flags", "line"), REFUSED)
+def test_a_setting_the_model_does_not_take_is_refused_before_any_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], keys: None, flags: list[str], line: str
+) -> None:
+    assert main([*flags, "--no-session", "--workspace", str(tmp_path), "hi"]) == 2
+    assert one_line(capsys).startswith(f"tiny-agent: {line}")
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"provider": "local", "thinking": "2048"}, "the local model does not take a thinking budget"),
+        ({"provider": "moonshot", "effort": "high"}, "kimi-k2.6 does not take --effort"),
+        ({"provider": "deepseek", "server_compact_at": 60000}, "--server-compact-at works only with"),
+        ({"provider": "openai", "api": "responses", "model": "gpt-5.6", "effort": "max"}, "gpt-5.6 does not take"),
+    ],
+)
+def test_the_library_refuses_the_same_settings_before_any_call(
+    tmp_path: Path, keys: None, settings: dict[str, Any], message: str
+) -> None:
+    spec = RunSettings(workspace=str(tmp_path), base_url=NOWHERE, **settings)
+    with pytest.raises(ConfigError, match=message):
+        Run.open(None, settings=spec)
+
+
+def test_what_each_model_takes_still_runs_where_it_is_declared(tmp_path: Path, keys: None) -> None:
+    """The refusals are the model's, not blanket: what the caps declare opens (no call is made)."""
+    for settings in (
+        {"provider": "deepseek", "thinking": "adaptive", "effort": "max"},
+        {"provider": "moonshot", "thinking": "off"},
+        {"provider": "openai", "api": "responses", "model": "gpt-5.6", "effort": "high", "server_compact_at": 60000},
+        {"provider": "anthropic", "thinking": "adaptive", "thinking_display": "omitted", "effort": "max"},
+    ):
+        with Run.open(None, settings=RunSettings(workspace=str(tmp_path), base_url=NOWHERE, **settings)) as run:
+            assert run.provider.profile.model
