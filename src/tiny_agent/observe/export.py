@@ -4,9 +4,10 @@ JSON lines read back (``read_export``), checked entry by entry, to go into anoth
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from tiny_agent.context.engine import Context
@@ -14,9 +15,13 @@ from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.adapters import wire_adapter
+from tiny_agent.providers.base import Provider
+from tiny_agent.providers.thinking import OFF
+from tiny_agent.providers.wire import wire_of
 from tiny_agent.store.base import SessionInfo
 from tiny_agent.store.migrations import SCHEMA_VERSION
 from tiny_agent.types import Entry, Message, Prompt
+from tiny_agent.whatif.thinking import recorded_thinking
 
 __all__ = ["EXPORT_FORMAT", "JSONL", "ExportFormat", "export_lines", "read_export"]
 
@@ -40,8 +45,22 @@ def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat 
     context = Context(log=MemoryLog(entries))
     model = str(context.run_settings.get("model") or "unknown")
     prompt = Prompt(context.system_blocks(), context.tools, _up_to_last_user(context.messages))
-    body = wire_adapter(fmt, model).render(prompt)  # only the SDK of the wire asked for is imported
+    body = _adapter(fmt, model, entries, context.run_settings).render(prompt)
     yield json.dumps(body, ensure_ascii=False, indent=2)
+
+
+def _adapter(fmt: ExportFormat, model: str, entries: Sequence[Entry], run: Mapping[str, Any]) -> Provider:
+    """The adapter of ``fmt`` (only that wire's SDK is imported) with the session's settings, so the
+    body is the one tiny-agent would send next: its output cap, cache lifetime and thinking settings
+    (``whatif.thinking``), where the model takes them on that wire; else the wire's defaults."""
+    options: dict[str, Any] = {"max_tokens": run["max_tokens"]} if isinstance(run.get("max_tokens"), int) else {}
+    if isinstance(ttl := run.get("cache_ttl"), str):
+        options.update(wire_of(fmt).adapter_options(ttl, False))  # type: ignore[arg-type]  # the adapter checks it
+    thinking = recorded_thinking([(e, read(e)) for e in entries])
+    if thinking != OFF:
+        with contextlib.suppress(ConfigError):  # another wire's model that does not take them
+            return wire_adapter(fmt, model, thinking=thinking, **options)
+    return wire_adapter(fmt, model, **options)
 
 
 def _up_to_last_user(messages: Sequence[Message]) -> tuple[Message, ...]:

@@ -20,6 +20,7 @@ from tiny_agent.providers.http_errors import check_base_url
 from tiny_agent.providers.pricing import FREE, TokenPrices, maker_of, token_prices
 from tiny_agent.providers.profile import PRICING_IDS, ProviderProfile, profile_for
 from tiny_agent.providers.settings_check import SERVER_COMPACTION, check_settings
+from tiny_agent.providers.thinking import OFF
 from tiny_agent.providers.wire import checked_ttl, wire_of
 
 __all__ = [
@@ -228,8 +229,11 @@ def offline_profile(
 
 
 def offline_adapter(profile: ProviderProfile) -> Provider:
-    """An adapter that renders for ``profile`` and sends nothing (a key it never uses)."""
+    """An adapter that renders for ``profile``, its thinking settings too, and sends nothing (a key it
+    never uses)."""
     options = profile.wire_format.adapter_options(profile.cache_ttl, profile.tool_grammar)
+    if profile.thinking != OFF:
+        options["thinking"] = profile.thinking
     return wire_adapter(profile.wire, profile.model, name=profile.name, **options)
 
 

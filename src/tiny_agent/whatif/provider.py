@@ -9,6 +9,7 @@ as ``context.replay`` describes, and every call's figures are kept for the compa
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,18 +21,15 @@ from tiny_agent.context.tokens import DEFAULT_CHARS_PER_TOKEN, CallRecord, canon
 from tiny_agent.providers.cache_sim import SimCall, Simulator
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import offline_adapter
-from tiny_agent.types import Block, Entry, Message, ModelResponse, OnProviderEvent, Prompt, TextBlock, Usage
+from tiny_agent.types import Entry, Message, ModelResponse, OnProviderEvent, Prompt, TextBlock, Usage
 from tiny_agent.whatif.figures import CallFigures
+from tiny_agent.whatif.replies import Reply, recorded_replies, stand_in_thought
 
 __all__ = ["ASSUMED_SUMMARY_TOKENS", "Recorded", "ReplayProvider"]
 
 ASSUMED_SUMMARY_TOKENS = 200
 """The length assumed for a summary when the recording has none to measure: the one dense
 paragraph the summary instructions ask for. Figures that depend on it are marked estimated."""
-
-
-Reply = tuple[tuple[Block, ...], int | None]
-"""A summary call's answer (its blocks) and the output tokens it was billed."""
 
 
 @dataclass
@@ -66,7 +64,7 @@ class Recorded:
     def of(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Recorded:
         found = Recorded()
         opened = found.opened
-        pending: list[tuple[CallDone, int | None]] = []
+        pending: list[CallDone] = []
         ratios: dict[str, list[float]] = {}
         overridden = False
         for entry, values in typed:
@@ -91,13 +89,13 @@ class Recorded:
                     if record.usage.input_tokens and call.chars:
                         ratios.setdefault(call.purpose, []).append(call.chars / record.usage.input_tokens)
                     if record.purpose == "compaction":
-                        pending.append((value, record.usage.output_tokens))
+                        pending.append(value)
                 elif isinstance(value, CompactionMark):
                     found.summaries.append(value.summary)
                     # Its own calls: the policy's or the user's; any other is a compaction that failed.
-                    own = [c for c in pending if opened[c[0].call].decided != value.manual]
+                    own = [c for c in pending if opened[c.call].decided != value.manual]
                     found._failed([c for c in pending if c not in own], opened)
-                    replies = _replies(own, value.summary)
+                    replies = recorded_replies(own, value.summary)
                     if value.manual:
                         found.manual_replies[entry.seq] = replies
                     else:
@@ -107,12 +105,11 @@ class Recorded:
         found.ratios = {k: statistics.median(v) for k, v in ratios.items()}
         return found
 
-    def _failed(self, calls: Sequence[tuple[CallDone, int | None]], opened: Mapping[int, CallOpened]) -> None:
+    def _failed(self, calls: Sequence[CallDone], opened: Mapping[int, CallOpened]) -> None:
         """Summary calls of a compaction that failed: the policy's are asked again by the replay's
         policy (which may fail or not); a manual one's are repeated as they were."""
-        policy = [(done, output) for done, output in calls if opened[done.call].decided]
-        self.policy_replies.extend(_replies(policy, None))
-        self.unreplayed.update(done.call for done, _ in calls if not opened[done.call].decided)
+        self.policy_replies.extend(recorded_replies([done for done in calls if opened[done.call].decided], None))
+        self.unreplayed.update(done.call for done in calls if not opened[done.call].decided)
 
     def ratio(self, purpose: str) -> float:
         return self.ratios.get(purpose) or self.ratios.get("turn") or DEFAULT_CHARS_PER_TOKEN
@@ -127,17 +124,6 @@ class Recorded:
             size = int(statistics.median(lengths))
         filler = "A replayed compaction: the recording had no summary here, so this stands in for one. "
         return (filler * (size // len(filler) + 1))[: max(1, size)]
-
-
-def _replies(calls: Sequence[tuple[CallDone, int | None]], summary: str | None) -> list[Reply]:
-    """The recorded answers of summary calls; a session from before they were kept has only the
-    summary its compaction took (the last call's), and its other calls count as that too."""
-    out: list[Reply] = []
-    for done, output in calls:
-        blocks = done.reply if done.reply is not None else ((TextBlock(summary),) if summary else None)
-        if blocks is not None:
-            out.append((blocks, output))
-    return out
 
 
 class _Engine(Protocol):
@@ -176,6 +162,9 @@ class ReplayProvider:
         self._manual: list[Reply] | None = None
         self._scale = tokens_per_sim_token
         self._summary_tokens = summary_tokens
+        manual = itertools.chain.from_iterable(recorded.manual_replies.values())
+        turns = [r.usage.reasoning_tokens or 0 for c, r in recorded.calls if c.purpose == "turn"]
+        self._summary_thought = stand_in_thought(self._profile, [*recorded.policy_replies, *manual], turns)
         self.figures: list[CallFigures] = []
         self.pairs: list[tuple[int, int]] = []
         """(simulator tokens, recorded tokens) of each call identical to the recording's: the calibration."""
@@ -252,12 +241,12 @@ class ReplayProvider:
             thought = self._recorded.records[seq].usage.reasoning_tokens or 0
             stop = self._recorded.records[seq].stop_reason or ("tool_use" if message.tool_uses else "end_turn")
         else:
-            purpose, (blocks, output) = "compaction", self._summary()
+            purpose, (blocks, output, thought) = "compaction", self._summary()
             message = Message("assistant", blocks)
             stop = "tool_use" if message.tool_uses else "end_turn"
         estimated_output = output is None
         if output is None:
-            output = int(len(message.text) / self._recorded.ratio("compaction")) + 1
+            output = int(len(message.text) / self._recorded.ratio("compaction")) + 1 + thought
         call = self._sim.send(at, body, output)
         if call_id is None:
             call_id = self._same_call(rendered, purpose)
@@ -296,7 +285,8 @@ class ReplayProvider:
         queue = self._manual if self._manual is not None else self._policy_replies
         if queue:
             return queue.pop(0)
-        return (TextBlock(self._recorded.median_summary(self._summary_tokens)),), self._summary_tokens
+        thought, text = self._summary_thought, self._recorded.median_summary(self._summary_tokens)
+        return (TextBlock(text),), None if self._summary_tokens is None else self._summary_tokens + thought, thought
 
     def _usage(self, rendered: Rendered, call: SimCall, purpose: str, output: int) -> tuple[Usage, bool]:
         index = len(self.figures)

@@ -50,10 +50,12 @@ from tiny_agent.errors import CompactionError, ConfigError, TinyAgentError
 from tiny_agent.providers.cache_rules import DEFAULT_TTL
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import offline_profile
+from tiny_agent.providers.thinking import OFF, Thinking
 from tiny_agent.types import Entry
 from tiny_agent.whatif.bodies import Sent, replay_bodies, sent_bodies
 from tiny_agent.whatif.figures import SETTINGS, CallFigures, Figures, Policy, Replay, flag_value
 from tiny_agent.whatif.provider import Recorded, ReplayProvider
+from tiny_agent.whatif.thinking import recorded_thinking, thinking_on
 
 __all__ = ["CallFigures", "Figures", "Policy", "Recording", "Replay", "replay", "sweep"]
 
@@ -73,6 +75,8 @@ class Recording:
     """Recorded tokens per simulator token, over the requests the baseline replayed as recorded."""
     bodies: list[Sent] = dataclasses.field(default_factory=list)
     """A recorded session's calls, each body as the program sent it (``whatif.bodies``)."""
+    thinking: Thinking = OFF
+    """The thinking settings its requests rendered (``whatif.thinking``)."""
 
     @staticmethod
     def of(entries: Sequence[Entry]) -> Recording:
@@ -80,7 +84,7 @@ class Recording:
         policy = _policy(typed)
         recorded = Recorded.of(typed)
         figures = _recorded(typed, policy.provider or "", policy.model or "")
-        return Recording(typed, recorded, figures, policy, bodies=sent_bodies(typed))
+        return Recording(typed, recorded, figures, policy, bodies=sent_bodies(typed), thinking=recorded_thinking(typed))
 
 
 def replay(entries: Sequence[Entry] | Recording, policy: Policy | None = None) -> Replay:
@@ -153,15 +157,15 @@ def _policy(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Policy:
 
 def _profile(policy: Policy, own: Policy, recording: Recording) -> ProviderProfile:
     """The profile to replay on: the policy's provider and model, else the recorded ones (a model is
-    kept only on its own provider); the recorded window where both are the recording's."""
+    kept only on its own provider); the recorded window where both are the recording's; the recorded
+    thinking settings where the model takes them."""
     name = policy.provider or own.provider or ""
     same_provider = policy.provider in (None, own.provider)
     model = policy.model or (own.model if same_provider else None)
     window = recording.recorded.window if same_provider and model == own.model else None
     api = policy.api or (own.api if same_provider else None)
-    return offline_profile(
-        name, model, cache_ttl=policy.cache_ttl or own.cache_ttl or DEFAULT_TTL, context_window=window, api=api
-    )
+    ttl = policy.cache_ttl or own.cache_ttl or DEFAULT_TTL
+    return thinking_on(offline_profile(name, model, cache_ttl=ttl, context_window=window, api=api), recording.thinking)
 
 
 def _recorded(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], provider: str, model: str) -> Figures:

@@ -108,13 +108,14 @@
     const known = rows.filter((r) => r.cost_usd !== undefined && r.cost_usd !== null).map((r) => r.cost_usd);
     const cheapest = known.length ? Math.min(...known) : null;
     const head = "<tr><th>policy</th><th>calls</th><th>compactions</th><th>input</th><th>cache read</th>" +
-      "<th>cache write</th><th>output</th><th>cost</th></tr>";
-    const body = rows.map((r) => r.error ? `<tr><td>${esc(r.policy)}</td><td colspan="7" class="note">${esc(r.error)}</td></tr>` :
+      "<th>cache write</th><th>output</th><th>thinking</th><th>cost</th></tr>";
+    const body = rows.map((r) => r.error ? `<tr><td>${esc(r.policy)}</td><td colspan="8" class="note">${esc(r.error)}</td></tr>` :
       `<tr class="${r.cost_usd === cheapest ? "cheapest" : ""}"><td>${esc(r.policy)}</td><td>${n(r.calls)}</td>` +
       `<td>${n(r.compactions)}</td><td>${n(r.input_tokens)}</td><td>${n(r.cache_read_tokens)}</td>` +
-      `<td>${n(r.cache_write_tokens)}</td><td>${n(r.output_tokens)}</td><td>${usd(r.cost_usd)}${r.estimated ? "*" : ""}</td></tr>`);
+      `<td>${n(r.cache_write_tokens)}</td><td>${n(r.output_tokens)}</td><td>${n(r.reasoning_tokens || 0)}</td>` +
+      `<td>${usd(r.cost_usd)}${r.estimated ? "*" : ""}</td></tr>`);
     $("whatif").innerHTML = head + body.join("") +
-      `<tr><td colspan="8" class="note">the recorded responses replayed under each policy; * = estimated</td></tr>`;
+      `<tr><td colspan="9" class="note">the recorded responses replayed under each policy; * = estimated</td></tr>`;
     document.body.dataset.whatifs = String(rows.length);
   }
 

@@ -1,0 +1,59 @@
+"""The thinking settings a replay or an export renders with: the session's own, read from its log.
+
+Each call entry's fingerprint names the settings its request rendered (``thinking_key``), the run
+settings what the run asked for, and a compaction mark how it kept the thinking rules
+(``drop_block``: the binding asked for). A replay on the recorded profile renders with them, so its
+requests are the recorded ones; on another model they are kept where that model takes them, else
+its default applies.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from tiny_agent.context.entries import CallOpened, CompactionMark, RunChange, TypedEntry
+from tiny_agent.context.shrink.thinking import DROP_BLOCK
+from tiny_agent.errors import ConfigError
+from tiny_agent.providers.profile import ProviderProfile
+from tiny_agent.providers.thinking import OFF, Thinking, checked, parse_thinking, thinking_of_key
+from tiny_agent.types import Entry
+
+__all__ = ["recorded_thinking", "thinking_on"]
+
+_RUN_KEYS = ("thinking", "thinking_display", "effort")
+"""The run settings (``agent.settings.RunSettings``) a run builds its thinking from."""
+
+
+def recorded_thinking(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Thinking:
+    """The settings the session's newest turn call rendered; where its calls name none (a wire whose
+    profile keeps only an effort, such as Responses), the run's settings; else the model's default."""
+    key: str | None = None
+    run: dict[str, Any] = {}
+    binding = "strict"
+    for _, values in typed:
+        for value in values:
+            if isinstance(value, CallOpened) and value.purpose == "turn":
+                named = value.fingerprint.get("thinking")
+                key = named if isinstance(named, str) else None
+            elif isinstance(value, RunChange):
+                run.update({k: v for k, v in value.settings.items() if k in _RUN_KEYS})
+            elif isinstance(value, CompactionMark) and value.strategy == DROP_BLOCK:
+                binding = DROP_BLOCK
+    try:
+        if key is not None:
+            return dataclasses.replace(thinking_of_key(key), binding=binding)  # type: ignore[arg-type]
+        if any(run.get(k) is not None for k in _RUN_KEYS):
+            return parse_thinking(run.get("thinking"), run.get("thinking_display"), run.get("effort"), binding)
+    except ConfigError:
+        pass  # settings this version does not know: the model's default
+    return OFF
+
+
+def thinking_on(profile: ProviderProfile, thinking: Thinking) -> ProviderProfile:
+    """``profile`` asking for ``thinking``, where its model takes it; else as it is (its default)."""
+    try:
+        return dataclasses.replace(profile, thinking=checked(thinking, profile.thinking_caps, profile.model))
+    except ConfigError:
+        return profile
