@@ -9,6 +9,8 @@ import click
 from tiny_agent.cli.options import existing_store, store_option
 from tiny_agent.errors import ConfigError
 from tiny_agent.observe.lint import Finding, is_clean, lint_files, lint_session
+from tiny_agent.providers.cache_rules import MIN_TOKENS_BY_MODEL, normalise_model
+from tiny_agent.providers.pricing import token_prices
 from tiny_agent.providers.wire import WIRES
 from tiny_agent.store import open_store
 
@@ -37,6 +39,8 @@ def lint_command(
     its place (docs/lint.md lists the rules). Exit 0 only if clean, 1 if not."""
     if bool(files) == bool(session_id):
         raise click.UsageError("give request body files (or -), or --session ID: one of the two")
+    if model and not _known(model):
+        click.echo(f"note: no cache rules known for model {model!r}: the wire's defaults apply", err=True)
     findings = _session(session_id, store, wire, model) if session_id else _files(files, wire, model)
     clean = is_clean(findings)
     if as_json:
@@ -56,7 +60,13 @@ def _files(files: tuple[str, ...], wire: str | None, model: str | None) -> list[
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"not a JSON request body ({exc}); give a JSON or JSONL file") from exc
     except (AttributeError, KeyError, TypeError) as exc:
-        raise ConfigError(f"not a request body of either wire format ({type(exc).__name__}: {exc})") from exc
+        raise ConfigError("not a request body of any wire format: " + ", ".join(files)) from exc
+
+
+def _known(model: str) -> bool:
+    """A model with a price or a minimum cacheable length of its own on some wire."""
+    key = normalise_model(model)
+    return any(token_prices(model, name) or key in MIN_TOKENS_BY_MODEL.get(name, {}) for name in WIRES)
 
 
 def _session(session_id: str, store: str | None, wire: str | None, model: str | None) -> list[Finding]:

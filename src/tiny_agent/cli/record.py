@@ -28,5 +28,11 @@ def record_command(command: tuple[str, ...], store: str | None) -> int:
             status = subprocess.call(list(command), env={**os.environ, **recorder.environment()})
         except OSError as exc:
             raise ConfigError(f"cannot run {command[0]}: {exc.strerror}") from exc
+        recorder.exit_status = status
+    if not recorder.session_id:
+        click.echo(
+            f"recorded no call: {command[0]} sent no model request through the recorder; nothing stored", err=True
+        )
+        return status
     click.echo(f"recorded {recorder.calls} call(s) as session {recorder.session_id}", err=True)
     return status

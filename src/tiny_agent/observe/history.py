@@ -164,13 +164,14 @@ def decision_line(d: Decision) -> str:
 
 
 class _Layers:
-    """Which prefix layers each call changed from the call before, from the calls' fingerprints."""
+    """Which prefix layers each call changed from the call before on its provider, from the fingerprints."""
 
     def __init__(self) -> None:
         self.system = ""
-        self.previous: tuple[Mapping[str, Any], str] | None = None
-        """The newest answered call's fingerprint and system prompt: what a call is compared with."""
-        self.open: dict[int, tuple[Mapping[str, Any], str]] = {}
+        self.previous: dict[str, tuple[Mapping[str, Any], str]] = {}
+        """Each provider's newest answered call's fingerprint and system prompt: what a call to that
+        provider is compared with (another provider's is another cache)."""
+        self.open: dict[int, tuple[str, tuple[Mapping[str, Any], str]]] = {}
         self.notes: dict[int, tuple[list[str], str]] = {}
 
     def config(self, settings: Mapping[str, Any]) -> None:
@@ -181,8 +182,8 @@ class _Layers:
         prints = opened.fingerprint
         changed: list[str] = []
         where = ""
-        if self.previous is not None and prints:
-            before, old_system = self.previous
+        if opened.provider in self.previous and prints:
+            before, old_system = self.previous[opened.provider]
             changed = [k for k in ("tools", "system", "pins") if before.get(k) and before.get(k) != prints.get(k)]
             shared, count = opened.shared_messages, before.get("messages")
             if isinstance(shared, int) and isinstance(count, int) and shared < count:
@@ -190,11 +191,12 @@ class _Layers:
             if "system" in changed and old_system != self.system:
                 where = where_text_changed(old_system, self.system)
         self.notes[seq] = (changed, where)
-        self.open[seq] = (prints, self.system)
+        self.open[seq] = (opened.provider, (prints, self.system))
 
     def answered(self, seq: int) -> None:
         if seq in self.open:
-            self.previous = self.open.pop(seq)
+            provider, call = self.open.pop(seq)
+            self.previous[provider] = call
 
     def note(self, seq: int, miss: str | None) -> str:
         changed, where = self.notes.get(seq, ([], ""))

@@ -5,7 +5,7 @@ A miss never throws; it shows on the invoice. Each hazard gets a rule id, severi
 - in one body: ``illegal-order`` (a 400, from ``context.legality``), ``too-many-breakpoints``,
   ``ttl-order``, ``breakpoint-on-uncacheable`` (errors); ``volatile-in-prefix`` (a date, time, id
   in the cached prefix: a warning in tools and system, a hint in history), ``below-minimum``,
-  ``no-breakpoint`` (warnings);
+  ``no-breakpoint``, ``wire-mismatch`` (another wire's body than ``wire``) (warnings);
 - between consecutive bodies (files, a JSON list, JSONL, stdin, a session): every cause the later
   would not read what the earlier cached, with its place, from ``providers.cache_breaks`` (the one
   finder the view uses too). docs/lint.md lists every rule with what it means.
@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from tiny_agent.observe.lint_breaks import fix_for
+from tiny_agent.observe.lint_breaks import REASONING_FIXES, fix_for
 from tiny_agent.observe.lint_inputs import load_bodies, load_timed
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_breaks import prefix_breaks, unmarkable
@@ -29,7 +29,7 @@ from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, min_cacheable
 from tiny_agent.providers.prefix import PrefixBlock, block_tokens, breakpoints, ttls_in_order
 from tiny_agent.providers.reasoning_check import RULES as REASONING_RULES
 from tiny_agent.providers.reasoning_check import reasoning_problems
-from tiny_agent.providers.wire import WireFormat, cache_rules, wire_of
+from tiny_agent.providers.wire import WireFormat, cache_rules, shown_wire, wire_of
 from tiny_agent.providers.wire import detect_wire as _detect
 from tiny_agent.store.base import Store
 
@@ -65,7 +65,11 @@ _VOLATILE: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _DIGIT_RUN = re.compile(r"\d+")
 _SYSTEM_ROLES = ("system", "developer")
-_SKIP_KEYS = frozenset({"id", "tool_use_id", "tool_call_id", "type", "cache_control", "role"})
+_SKIP_KEYS = frozenset(
+    {"id", "tool_use_id", "tool_call_id", "type", "cache_control", "role", "signature", "encrypted_content"}
+)
+"""Ids, markers, and what a provider signed or encrypted: sent back byte for byte, never moved."""
+_OPAQUE_BLOCKS = frozenset({"redacted_thinking"})
 _FIX_VOLATILE = (
     "move it after the last cache breakpoint (into the newest user message) or drop it: a prefix cache only "
     "hits on identical bytes, so a value that changes per request makes every request a full-price miss"
@@ -113,6 +117,10 @@ def lint_body(body: Mapping[str, Any], wire: Wire | None = None, model: str | No
     fmt = wire_of(wire) if wire else _detect(body)
     model = model or str(body.get("model") or "")
     findings = _legality(body, fmt)
+    shown = shown_wire(body) if wire else None
+    if shown is not None and shown is not fmt:  # linted by another wire's rules: what it finds is not the body's
+        said, fix = f"the body has the {shown.name} wire's shape", f"drop --wire or give --wire {shown.name}"
+        findings.append(Finding("wire-mismatch", "warning", "$", f"{said}, linted as {fmt.name}", "", fix))
     blocks = fmt.prefix_blocks(body, block_tokens)
     # A wire whose marks are optional (OpenAI's) is not held to the breakpoint rules.
     marks = breakpoints(body, blocks) if fmt.marks_required else []
@@ -186,8 +194,8 @@ def _legality(body: Mapping[str, Any], wire: WireFormat) -> list[Finding]:
         if rule == "thinking-cache-control":
             continue  # breakpoint-on-uncacheable names the block itself
         if rule in REASONING_RULES:  # a thinking rule, by its own id
-            fix = f"send the reasoning back exactly as received: {REASONING_RULES[rule]}"
-            out.append(Finding(rule, "error", path, problem.split(": ", 1)[1], "", fix))
+            where, fix = REASONING_FIXES.get(rule, (None, REASONING_RULES[rule]))
+            out.append(Finding(rule, "error", where or path, problem.split(": ", 1)[1], "", fix))
             continue
         fix = "repair the history: every tool call answered right after it, roles alternating, a user turn last"
         out.append(Finding("illegal-order", "error", path, problem, "", fix))
@@ -198,7 +206,7 @@ def _strings(data: Any, path: str) -> Iterator[tuple[str, str]]:
     """(path, text) of every string inside ``data``, ids and markers skipped."""
     if isinstance(data, str):
         yield path, data
-    elif isinstance(data, Mapping):
+    elif isinstance(data, Mapping) and data.get("type") not in _OPAQUE_BLOCKS:
         for key, value in data.items():
             if key not in _SKIP_KEYS:
                 yield from _strings(value, f"{path}.{key}")

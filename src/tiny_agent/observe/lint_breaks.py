@@ -1,8 +1,9 @@
-"""How to fix each cause of a miss between two bodies that ``providers.cache_breaks`` names (lint's rules)."""
+"""How to fix each cause of a miss between two bodies that ``providers.cache_breaks`` names, and where
+each reasoning rule of ``providers.reasoning_check`` points and how to fix it (lint's rules)."""
 
 from __future__ import annotations
 
-__all__ = ["BREAK_FIXES", "fix_for"]
+__all__ = ["BREAK_FIXES", "REASONING_FIXES", "fix_for"]
 
 
 _FIX_BREAK = "send it byte-identical on every request; put what changes after the last cache breakpoint"
@@ -28,3 +29,21 @@ BREAK_FIXES = {
 
 def fix_for(rule: str) -> str:
     return BREAK_FIXES.get(rule, _FIX_BREAK)
+
+
+REASONING_FIXES: dict[str, tuple[str | None, str]] = {
+    "thinking-forced-tool-choice": (
+        "tool_choice",
+        'set tool_choice to {"type": "auto"} or {"type": "none"}, or turn thinking off for this request',
+    ),
+    "reasoning-forced-tool-choice": (
+        "tool_choice",
+        'set tool_choice to "auto" or "none", or disable thinking for this request',
+    ),
+    "reasoning-both-switches": ("reasoning_effort", "send either thinking or reasoning_effort, not both"),
+    "thinking-final-assistant": (None, "send the assistant turn back as received: its thinking blocks first"),
+    "thinking-unsigned": (None, "send the thinking block back exactly as received, its signature included"),
+    "thinking-disabled-final": (None, "keep thinking on until the tool loop ends with a new user turn"),
+    "reasoning-content-missing": (None, "send each tool-call assistant message back with its reasoning_content"),
+}
+"""Reasoning rule -> (its path when not the message the problem names, the fix)."""

@@ -1,5 +1,9 @@
 """What ``lint`` reads: a JSON body or a list of them, JSONL, ``-`` (stdin), or a session export (its
-requests re-rendered from the log, with the time of each answer, so an expired entry is found too)."""
+requests re-rendered from the log, with the time of each answer, so an expired entry is found too).
+
+Input that holds no request body is refused in one line (``ConfigError``): nothing at all, a value that
+is not a JSON object with ``messages`` (or the Responses API's ``input``), a JSONL line that is not JSON
+(by its line in the file)."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tiny_agent.errors import ConfigError
 from tiny_agent.observe.export import EXPORT_FORMAT, read_export
 
 __all__ = ["load_bodies", "load_timed"]
@@ -22,11 +27,22 @@ def load_timed(path: str | Path) -> list[tuple[str, dict[str, Any], float | None
     """(source, body, when its answer came) of each body; the time is known only in an export."""
     text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
     path = Path("<stdin>" if str(path) == "-" else path)
+    found = _timed(text, path)
+    if not found:
+        raise ConfigError(f"no request bodies in {path}: give a JSON body, a JSON list or JSONL of them")
+    for source, body, _ in found:
+        _check_body(source, body)
+    return found
+
+
+def _timed(text: str, path: Path) -> list[tuple[str, Any, float | None]]:
+    if not text.strip():
+        return []
     if text.lstrip().startswith('{"format": "' + EXPORT_FORMAT):
         from tiny_agent.observe.view.data import SessionView
 
         info, entries = read_export(text.splitlines(), str(path))
-        return SessionView.of(info, entries).timed_bodies()
+        return list(SessionView.of(info, entries).timed_bodies())
     if path.suffix != ".jsonl":
         try:
             data = json.loads(text)
@@ -38,5 +54,23 @@ def load_timed(path: str | Path) -> list[tuple[str, dict[str, Any], float | None
             return [
                 (f"{path}[{i}]" if isinstance(data, list) else str(path), item, None) for i, item in enumerate(items)
             ]
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-    return [(f"{path}:{n}", json.loads(line), None) for n, line in lines]
+    out: list[tuple[str, Any, float | None]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append((f"{path}:{number}", json.loads(line), None))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno}); one body per line"
+            ) from exc
+    return out
+
+
+def _check_body(source: str, body: Any) -> None:
+    """A request body is a JSON object with a ``messages`` list (or ``input``: the Responses API's)."""
+    if isinstance(body, dict) and (isinstance(body.get("messages"), list) or isinstance(body.get("input"), list | str)):
+        return
+    shown = json.dumps(body, ensure_ascii=False)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    raise ConfigError(f"{source}: not a request body ({shown}): a JSON object with a messages list is expected")

@@ -8,6 +8,8 @@ carries ``messages`` is stored as a call: its body (under ``request`` in the ``c
 view and ``lint --session`` read), then its usage, cost and time in a ``call_done`` entry, priced by
 the wire's profile, with its prefix layers' fingerprint and the cause of a cache miss
 (``record_prefix``); a refused one (4xx, 5xx) in a ``call_failed`` entry with the provider's reason.
+The session is made at the first call (a program that makes none leaves none) and ends with a ``stop``
+entry when the program does.
 A streamed answer (``text/event-stream``) is passed on piece by piece as it
 arrives (chunked), a copy kept to read its usage from the events at the end. Nothing the program
 sends is changed.
@@ -28,7 +30,7 @@ from http.client import HTTPResponse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tiny_agent.context.entries import CallDone, CallFailed, CallOpened, RunChange
+from tiny_agent.context.entries import CallDone, CallFailed, CallOpened, RunChange, RunStop
 from tiny_agent.context.entry_codec import encode
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import TinyAgentError
@@ -70,7 +72,10 @@ class Recorder:
         self._ready = threading.Event()
         self._error: Exception | None = None
         self.session_id = ""
+        """Empty until the first call is stored."""
         self.calls = 0
+        self.exit_status: int | None = None
+        """The program's, stored with the run's end."""
         self._writer = threading.Thread(target=self._write, args=(location, workspace), daemon=True)
         self._writer.start()
         self._ready.wait(timeout=60)
@@ -108,22 +113,24 @@ class Recorder:
         """The one thread that touches the store (an SQLite connection stays on its thread)."""
         try:
             store = open_store(location)
-            info = store.create(workspace=workspace)
         except (TinyAgentError, OSError) as exc:
             self._error = exc
             self._ready.set()
             return
-        self.session_id, head = info.id, -1
+        head = -1
         running: tuple[str, str] | None = None
-        last: dict[tuple[str, str], tuple[dict[str, Any], Usage, float]] = {}
+        last: dict[str, tuple[dict[str, Any], Usage, float]] = {}
+        """Each wire's newest answered body: a call is compared with its own wire's (another is another cache)."""
         self._ready.set()
         with store:
             while (item := self._queue.get()) is not None:
                 wire, body, status, answer, kind, sent, done = item
+                if not self.session_id:  # made at the first call: a program that makes none leaves nothing
+                    self.session_id = store.create(workspace=workspace).id
                 model = str(body.get("model") or "")
                 entries = [] if running == (wire, model) else [encode(RunChange({"provider": wire, "model": model}))]
                 running = (wire, model)
-                before = last.get((wire, model))
+                before = last.get(wire)
                 shared = shared_messages(before[0] if before else None, body, wire)
                 prints = body_fingerprint(body, wire)
                 call = CallOpened("turn", model, len(json.dumps(body)), prints, provider=wire, shared_messages=shared)
@@ -142,12 +149,15 @@ class Recorder:
                 except TinyAgentError:
                     cost = None
                 miss = recorded_miss(before, body, usage, wire, model, done)
-                last[(wire, model)] = (body, usage, done)
+                last[wire] = (body, usage, done)
                 record = CallRecord(usage, cost, done - sent, model, miss=miss, at=done)
                 head = store.append(self.session_id, [encode(CallDone(written[-1].seq, record))], expected_head=head)[
                     -1
                 ].seq
                 self.calls += 1
+            if self.session_id:  # the program's end is the run's (``stats`` counts runs by their ends)
+                detail = "" if self.exit_status is None else f"the program exited with status {self.exit_status}"
+                store.append(self.session_id, [encode(RunStop("recorded", self.calls, detail))], expected_head=head)
 
 
 def _usage(wire: Wire, answer: bytes, kind: str) -> Usage:

@@ -6,9 +6,9 @@ fingerprints or diagnosis (``context.cache``, ``context.diagnosis``); these are 
 the bodies instead, in the same fields, so ``stats`` and the view count a recorded session's layer
 changes and misses as they do a tiny-agent session's. The cause of a miss is the one simulator's
 (``providers.cache_breaks``, ``cache_expiry``), between the body and the previous body of the same wire
-and model, in the per-call diagnosis's words (``context.byte_cause``), as lint and the view find it. What the
-previous call left cached is what it read and wrote where only marks are cached, its whole prompt
-where caching is automatic.
+(a model change on it is a cause), in the per-call diagnosis's words (``context.byte_cause``), as lint
+and the view find it. What the previous call left cached is what it read and wrote where only marks
+are cached, its whole prompt where caching is automatic.
 """
 
 from __future__ import annotations

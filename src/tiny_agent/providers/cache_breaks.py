@@ -27,16 +27,8 @@ from tiny_agent.providers.prefix import PrefixBlock, breakpoints, canonical
 from tiny_agent.providers.wire import prefix_blocks
 from tiny_agent.types import Wire
 
-__all__ = [
-    "Break",
-    "Setting",
-    "WireBreaks",
-    "first_change",
-    "first_difference",
-    "prefix_breaks",
-    "unmarkable",
-    "wire_breaks",
-]
+__all__ = ["Break", "Setting", "WireBreaks", "first_change", "first_difference", "prefix_breaks", "unmarkable"]
+__all__ += ["wire_breaks"]
 
 Level = Literal["tools", "system", "messages"]
 
@@ -50,6 +42,8 @@ class Setting:
     rule: str
     level: Level
     what: str
+    """The subject of a sentence (``the model``); ``why``: why that is a miss, where it is not plain."""
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -169,6 +163,7 @@ def _lost(old: Sequence[PrefixBlock], level: Level, start: int = 0) -> int:
     return sum(b.tokens for b in old[first:])
 
 
+_CONSEQUENCE = {"tools": "the whole prefix is written again", "messages": "the cache misses from the first message on"}
 _LATER: dict[Level, tuple[Level, ...]] = {
     "tools": ("tools", "system", "messages"),
     "system": ("system", "messages"),
@@ -195,7 +190,9 @@ def _settings(
         was, now = _get(before, setting.path), _get(after, setting.path)
         if was != now:
             shown = f"{json.dumps(was, ensure_ascii=False)} -> {json.dumps(now, ensure_ascii=False)}"
-            message = f"{setting.what} changed: the cache misses from the {setting.level} on"
+            why = f" ({setting.why})" if setting.why else ""
+            then = _CONSEQUENCE.get(setting.level, "the cache misses from the system prompt on")
+            message = f"{setting.what} changed{why}: {then}"
             out.append(Break(setting.rule, setting.path, message, _lost(old, setting.level), excerpt=shown[:160]))
     return out
 

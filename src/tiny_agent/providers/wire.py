@@ -31,6 +31,7 @@ __all__ = [
     "detect_wire",
     "prefix_blocks",
     "rules_of",
+    "shown_wire",
     "wire_of",
 ]
 
@@ -109,13 +110,18 @@ def wire_of(name: str) -> WireFormat:
 
 
 def detect_wire(body: Mapping[str, Any]) -> WireFormat:
-    """The wire of a body, from its shape: the first wire whose shape shows in the body itself, then
-    in its messages in order."""
+    """The wire of a body, from its shape (``shown_wire``); a body that shows none is ``FALLBACK``'s."""
+    return shown_wire(body) or FALLBACK
+
+
+def shown_wire(body: Mapping[str, Any]) -> WireFormat | None:
+    """The first wire whose shape shows in the body itself, then in its messages in order; None when
+    no wire's does (a bare conversation of strings)."""
     for part in (body, *(m for m in body.get("messages") or [] if isinstance(m, Mapping))):
         for wire in WIRES.values():
             if wire.shows_in(part):
                 return wire
-    return FALLBACK
+    return None
 
 
 def prefix_blocks(body: Mapping[str, Any], wire: str, counter: Counter = block_tokens) -> list[PrefixBlock]:

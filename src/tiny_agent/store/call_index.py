@@ -59,6 +59,7 @@ class _Previous:
     system: str | None
     pins: str | None
     messages: int | None
+    provider: str | None = None
 
 
 class CallIndex:
@@ -74,8 +75,12 @@ class CallIndex:
         self._loaded = False
         self._provider: str | None = None
         self._workspace: str | None = None
-        self._previous: _Previous | None = None
-        """The newest answered call: what a call is compared with (its ``shared_messages`` too)."""
+        self._start = 0
+        self._newest: _Previous | None = None
+        """The newest answered call, whose model an event is of."""
+        self._previous: dict[str | None, _Previous | None] = {}
+        """Each provider's newest answered call: what a call to it is compared with (its ``shared_messages``
+        too); another provider's is another cache."""
         self._open: dict[int, _Previous] = {}
         self._pending: list[str] = []
 
@@ -111,8 +116,13 @@ class CallIndex:
     def _load(self, seq: int) -> None:
         row = self.db.execute("SELECT provider, workspace FROM sessions WHERE id = ?", (self.session_id,)).fetchone()
         self._provider, self._workspace = (row[0], row[1]) if row else (None, None)
-        self._previous = previous_call(self.db, self.session_id, seq)
+        self._start, self._newest = seq, previous_call(self.db, self.session_id, seq)
         self._loaded = True
+
+    def _before(self) -> _Previous | None:
+        if self._provider not in self._previous:
+            self._previous[self._provider] = previous_call(self.db, self.session_id, self._start, self._provider)
+        return self._previous[self._provider]
 
     def _call(self, body: Mapping[str, Any], seq: int, at: float) -> None:
         prints = body.get("fingerprint") or {}
@@ -126,7 +136,7 @@ class CallIndex:
             changes = list(self._pending) if self.backfilling else None
         self._pending = []
         purpose, model = str(body.get("purpose") or "turn"), str(body.get("model") or "")
-        prev = self._previous
+        prev = self._before()
         flags: list[int | None] = [None, None, None, None]
         expected = bool(changes) or purpose != "turn"
         if prev is not None:
@@ -134,7 +144,7 @@ class CallIndex:
             if shared is not None and prev.messages is not None:
                 flags[3] = int(shared < prev.messages)
             expected = expected or prev.purpose != "turn"
-        self._open[seq] = _Previous(seq, purpose, model, tools, system, pins, messages)
+        self._open[seq] = _Previous(seq, purpose, model, tools, system, pins, messages, self._provider)
         self.db.execute(
             f"INSERT INTO calls ({CALL_COLUMNS}) VALUES ({', '.join('?' * 31)}){_REPLACE['calls']}",
             (
@@ -150,7 +160,7 @@ class CallIndex:
         call = _int(body.get("call"))
         answered = self._open.pop(call, None) if call is not None else None
         if answered is not None:
-            self._previous = answered
+            self._newest = self._previous[answered.provider] = answered
         usage = body.get("usage") or {}
         miss = body.get("miss")
         miss_text = redact(str(miss)) if miss else None
@@ -192,7 +202,7 @@ class CallIndex:
             count, reason = _int(body.get("messages")), f"{action} failed" if body.get("failed_at") else action
         else:
             count, reason = _int(body.get("steps")), _text(body.get("reason"))
-        model = self._previous.model if self._previous else None
+        model = self._newest.model if self._newest else None
         self.db.execute(
             f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?){_REPLACE['events']}",
             (
@@ -202,15 +212,17 @@ class CallIndex:
         )  # fmt: skip
 
 
-def previous_call(db: Db, session_id: str, seq: int) -> _Previous | None:
-    """The newest answered call before ``seq`` in the session's history, a fork's inherited calls included."""
+def previous_call(db: Db, session_id: str, seq: int, provider: str | None = None) -> _Previous | None:
+    """The newest answered call before ``seq`` in the session's history, a fork's inherited calls included
+    (with ``provider``: the newest to that provider)."""
     sid: str | None = session_id
     limit = seq
     while sid is not None:
+        mine, asked = (" AND provider = ?", (provider,)) if provider else ("", ())
         row = db.execute(
-            "SELECT seq, purpose, model, tools, system, pins, messages FROM calls"
-            " WHERE session_id = ? AND seq < ? AND status = 'done' ORDER BY seq DESC LIMIT 1",
-            (sid, limit),
+            "SELECT seq, purpose, model, tools, system, pins, messages, provider FROM calls"
+            f" WHERE session_id = ? AND seq < ? AND status = 'done'{mine} ORDER BY seq DESC LIMIT 1",
+            (sid, limit, *asked),
         ).fetchone()
         if row is not None:
             return _Previous(*row)

@@ -101,7 +101,7 @@ class SessionView:
 
     def session(self) -> dict[str, Any]:
         """The session and every call's figures, with the compactions and clearings as marks."""
-        calls = [_figures(call, self.calls[call.index - 1] if call.index else None) for call in self.calls]
+        calls = [_figures(call, self._previous_call(call)) for call in self.calls]
         known = [c["cost_usd"] for c in calls if c["cost_usd"] is not None]
         return {
             "session": {"id": self.info.id, "title": self.info.title, "workspace": self.info.workspace},
@@ -115,6 +115,10 @@ class SessionView:
             },
         }
 
+    def _previous_call(self, call: _Call) -> _Call | None:
+        """The call before ``call`` on the same provider, whose fingerprint ``changed`` is read against."""
+        return next((c for c in reversed(self.calls[: call.index]) if c.opened.provider == call.opened.provider), None)
+
     # -- one call beside the one before -------------------------------------------------------
 
     def call(self, index: int) -> dict[str, Any]:
@@ -123,7 +127,7 @@ class SessionView:
         if not 0 <= index < len(self.calls):
             raise IndexError(index)
         call = self.calls[index]
-        previous = next((c for c in reversed(self.calls[:index]) if c.opened.purpose == "turn"), None)
+        previous = self._previous_turn(call)
         record = call.record
         out: dict[str, Any] = {
             "index": index,
@@ -153,6 +157,14 @@ class SessionView:
         if found is not None and said is not None and found.get("character") is not None:
             out["agrees"] = said == found["character"]
         return out
+
+    def _previous_turn(self, call: _Call) -> _Call | None:
+        """The newest turn before ``call`` sent to the same provider: another's is another cache (as lint
+        compares each wire's bodies with that wire's)."""
+        earlier = reversed(self.calls[: call.index])
+        return next(
+            (c for c in earlier if c.opened.purpose == "turn" and c.opened.provider == call.opened.provider), None
+        )
 
     def _request(self, call: _Call) -> dict[str, Any] | None:
         """The call's request re-rendered from the log as it stood before it (a turn's; a summary

@@ -28,6 +28,7 @@ __all__ = ["ViewServer", "serve"]
 
 _STATIC = {"view.js": "text/javascript", "view.css": "text/css"}
 _CALL = re.compile(r"^/api/session/([^/]+)/call/(\d+)$")
+_SESSION = re.compile(r"^/api/session/([^/]+)(/whatif)?$")
 
 
 class ViewServer:
@@ -76,18 +77,22 @@ class ViewServer:
             return 200, "text/html; charset=utf-8", page.encode()
         if path.startswith("/static/") and path[8:] in _STATIC:
             return 200, _STATIC[path[8:]] + "; charset=utf-8", _asset(path[8:]).encode()
-        if path == f"/api/session/{sid}":
+        # The session by its id or a prefix of it, as the CLI takes it (the view serves this one only).
+        asked = _SESSION.match(path)
+        if asked and sid.startswith(asked.group(1)) and not asked.group(2):
             return _json(self.view.session())
-        if path == f"/api/session/{sid}/whatif":
+        if asked and sid.startswith(asked.group(1)):
             with self._lock:
                 return _json({"rows": self.view.what_ifs()})
         found = _CALL.match(path)
-        if found and found.group(1) == sid:
+        if found and sid.startswith(found.group(1)):
             try:
                 with self._lock:
                     return _json(self.view.call(int(found.group(2))))
             except IndexError:
                 return 404, "text/plain", f"no call {found.group(2)} in this session".encode()
+        if asked or found:
+            return 404, "text/plain", f"not found: this view serves session {sid} only".encode()
         return 404, "text/plain", b"not found"
 
 

@@ -12,7 +12,7 @@ from tiny_agent.providers.cache_breaks import Setting, WireBreaks
 
 BREAKS = WireBreaks(
     settings=(
-        Setting("model", "model-changed", "tools", "the model: each model has its own cache"),
+        Setting("model", "model-changed", "tools", "the model", "each model has its own cache"),
         Setting("thinking", "thinking-changed", "messages", "the thinking settings"),
         Setting("output_config.effort", "effort-changed", "messages", "the effort setting"),
         Setting("tool_choice", "tool-choice-changed", "messages", "tool_choice"),

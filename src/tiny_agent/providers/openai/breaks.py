@@ -13,12 +13,12 @@ from tiny_agent.providers.cache_breaks import Setting, WireBreaks
 
 BREAKS = WireBreaks(
     settings=(
-        Setting("model", "model-changed", "tools", "the model: each model has its own cache"),
+        Setting("model", "model-changed", "tools", "the model", "each model has its own cache"),
         Setting("reasoning_effort", "effort-changed", "tools", "the reasoning effort"),
         Setting("verbosity", "effort-changed", "tools", "the verbosity"),
         Setting("response_format", "response-format-changed", "tools", "the response format"),
         Setting("parallel_tool_calls", "tools-changed", "tools", "parallel_tool_calls"),
-        Setting("prompt_cache_key", "cache-key-changed", "tools", "the prompt_cache_key (another cache)"),
+        Setting("prompt_cache_key", "cache-key-changed", "tools", "the prompt_cache_key", "another key, another cache"),
     ),
     tool_name="function.name",
     tool_description="function.description",
