@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tiny_agent.context.miss_text import excerpt, tool_changes
-from tiny_agent.providers.cache_breaks import Break, first_change, wire_breaks
+from tiny_agent.providers.cache_breaks import Break, wire_breaks
+from tiny_agent.providers.first_change import first_change
 from tiny_agent.providers.wire import prefix_blocks, wire_of
 from tiny_agent.types import Prompt
 

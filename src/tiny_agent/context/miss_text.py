@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from tiny_agent.providers.cache_breaks import first_difference
+from tiny_agent.providers.first_change import first_difference
 from tiny_agent.types import ToolSpec
 
 __all__ = ["excerpt", "first_difference", "tool_changes", "where_text_changed"]

@@ -7,6 +7,7 @@ in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
 - ``anthropic``: the Anthropic Messages wire (a package).
 - ``base``: the ``Provider`` protocol: the seam between the context engine and a model API.
 - ``cache_breaks``: why a request would not read what the one before it cached: each cause, its rule and place.
+- ``first_change``: where two texts, or two blocks of a request, first differ.
 - ``cache_expiry``: the miss in the clock, not the bytes: the previous request's entries outlived.
 - ``cache_bill``: what a simulated request was billed (``SimCall``) and the prices that make it dollars.
 - ``cache_rules``: prompt-cache rules as data: minimums per model, lifetimes, multipliers, limits.

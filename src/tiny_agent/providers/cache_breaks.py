@@ -23,12 +23,12 @@ from typing import Any, Literal
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.cache_rules import CacheRules
+from tiny_agent.providers.first_change import first_change, first_difference
 from tiny_agent.providers.prefix import PrefixBlock, breakpoints, canonical
 from tiny_agent.providers.wire import prefix_blocks
 from tiny_agent.types import Wire
 
-__all__ = ["Break", "Setting", "WireBreaks", "first_change", "first_difference", "prefix_breaks", "unmarkable"]
-__all__ += ["wire_breaks"]
+__all__ = ["Break", "Setting", "WireBreaks", "prefix_breaks", "shared_blocks", "unmarkable", "wire_breaks"]
 
 Level = Literal["tools", "system", "messages"]
 
@@ -116,17 +116,6 @@ def shared_blocks(old: Sequence[PrefixBlock], new: Sequence[PrefixBlock]) -> int
     return shared
 
 
-def first_change(was: Any, now: Any) -> tuple[int, str, str]:
-    """(character, old text, new text): where two blocks first differ, in their text when both have
-    one (as the miss line counts), else in their canonical JSON."""
-    if isinstance(was, Mapping) and isinstance(now, Mapping):
-        for key in ("text", "content"):
-            if isinstance(was.get(key), str) and isinstance(now.get(key), str):
-                return first_difference(was[key], now[key]), was[key], now[key]
-    a, b = canonical(was), canonical(now)
-    return first_difference(a, b), a, b
-
-
 def unmarkable(blocks: Sequence[PrefixBlock], wire: str) -> list[PrefixBlock]:
     """Blocks that carry a cache marker the API does not take there (a thinking block, empty text)."""
     kinds = wire_breaks(wire).unmarkable_types
@@ -137,14 +126,6 @@ def unmarkable(blocks: Sequence[PrefixBlock], wire: str) -> list[PrefixBlock]:
         if block.ttl and (data.get("type") in kinds or empty_text):
             out.append(block)
     return out
-
-
-def first_difference(a: str, b: str) -> int:
-    """Index of the first character where two texts differ (the length of the shorter if one extends the other)."""
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return i
-    return min(len(a), len(b))
 
 
 def _get(data: Any, dotted: str) -> Any:

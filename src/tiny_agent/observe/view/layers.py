@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tiny_agent.context.diagnosis import excerpt
-from tiny_agent.providers.cache_breaks import first_change, shared_blocks
+from tiny_agent.providers.cache_breaks import shared_blocks
+from tiny_agent.providers.first_change import first_change
 from tiny_agent.providers.prefix import PrefixBlock, canonical
 
 __all__ = ["block_view", "divergence"]
