@@ -60,6 +60,8 @@ def test_a_wrong_or_missing_token_gets_403(tmp_path: Path) -> None:
         assert server.token in page.decode() and sid in page.decode()
         assert get(server, f"/api/session/{sid}/call/99")[0] == 404
         assert get(server, "/api/session/another/call/0")[0] == 404
+        assert get(server, f"/api/session/{sid}/drawn")[0] == 204, "the page's report that it is drawn"
+        assert get(server, f"/api/session/{sid}/drawn", token="")[0] == 403
 
 
 @pytest.mark.parametrize("store_at", ["sqlite", "postgresql"], indirect=True)

@@ -225,6 +225,11 @@ class SessionView:
             self._adapters[key] = recorded_adapter(opened)
         return self._adapters[key]
 
+    def warm(self) -> None:
+        """Build what a call's redraw needs (the engine over the whole log) ahead of the first one."""
+        if any(c.request is None for c in self.calls):
+            self._engine()
+
     def _engine(self) -> Context:
         if self._context is None:
             self._context = Context(log=MemoryLog(self.entries))

@@ -29,6 +29,8 @@ __all__ = ["ViewServer", "serve"]
 _STATIC = {"view.js": "text/javascript", "view.css": "text/css"}
 _CALL = re.compile(r"^/api/session/([^/]+)/call/(\d+)$")
 _SESSION = re.compile(r"^/api/session/([^/]+)(/whatif)?$")
+_DRAWN = re.compile(r"^/api/session/[^/]+/drawn$")
+"""The page says it has drawn the timeline and the selected call (benchmarks/view_load.py times it)."""
 
 
 class ViewServer:
@@ -49,6 +51,13 @@ class ViewServer:
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="tiny-agent-view", daemon=True)
         self._thread.start()
+        # The first call's redraw replays the whole log into an engine: done now, while the browser
+        # loads the page and the timeline, not when the page asks for its selected call.
+        threading.Thread(target=self._warm, name="tiny-agent-view-warm", daemon=True).start()
+
+    def _warm(self) -> None:
+        with self._lock, contextlib.suppress(Exception):  # a log it cannot replay says so on the call's page
+            self.view.warm()
 
     @property
     def port(self) -> int:
@@ -77,6 +86,8 @@ class ViewServer:
             return 200, "text/html; charset=utf-8", page.encode()
         if path.startswith("/static/") and path[8:] in _STATIC:
             return 200, _STATIC[path[8:]] + "; charset=utf-8", _asset(path[8:]).encode()
+        if _DRAWN.match(path):
+            return 204, "text/plain", b""
         # The session by its id or a prefix of it, as the CLI takes it (the view serves this one only).
         asked = _SESSION.match(path)
         if asked and sid.startswith(asked.group(1)) and not asked.group(2):
