@@ -199,3 +199,25 @@ def test_after_a_resume_the_previous_body_is_the_one_that_was_sent(tmp_path: Pat
         assert before is not None and before.wire == "anthropic"
         assert before.body == sent.requests[-1]
         again.close()
+
+
+def test_a_compacting_session_agrees_on_every_call_the_summary_calls_too(tmp_path: Path) -> None:
+    """A summary call's request is kept in its log entry, so lint and the view compare each request with
+    the one sent just before it, as the miss line does: the summary call, and the turn after it."""
+    from .test_view import recorded
+
+    where, sid = recorded(tmp_path)
+    with SQLiteStore(Path(where)) as store, serve(store, sid, open_browser=False) as server:
+        findings = [f for f in lint_session(store, sid) if f.rule in BREAK_FIXES or f.rule == "cache-expired"]
+        calls = _api(server.port, server.token, f"/api/session/{sid}")["calls"]
+        views = [_api(server.port, server.token, f"/api/session/{sid}/call/{c['index']}") for c in calls]
+    purposes = [c["purpose"] for c in calls]
+    assert "compaction" in purposes and purposes.index("compaction") < len(purposes) - 1
+    for call, view in zip(calls[1:], views[1:], strict=True):
+        index = call["index"]
+        assert view["previous"] == index - 1, (index, view["previous"])
+        linted = [(f.rule, f.path) for f in findings if f.source is not None and f.source.endswith(f" call {index}")]
+        assert sorted(linted) == sorted((b["rule"], b["path"]) for b in view["breaks"]), index
+        lead = leading_break([Break(**b) for b in view["breaks"]], "anthropic")
+        said = diagnosed_break(call["miss"])
+        assert said == ((lead.rule, lead.path, lead.character) if lead else None), (index, call["miss"])

@@ -135,6 +135,8 @@ def _opened(engine: Recorder, provider: Provider, purpose: str, rendered: Render
         engine.context_window(provider),
         engine.planned_threshold(provider),  # where the active policy will compact, for the plot
         engine.decided,
+        # A summary call's request is another prompt than the window's: kept, as the log cannot redraw it.
+        None if purpose == "turn" else rendered.body,
     )
 
 

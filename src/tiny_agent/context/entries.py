@@ -172,6 +172,9 @@ class CallOpened:
     decided: bool = True
     """Whether clearing and compaction were considered before this call (``maybe_clear``,
     ``maybe_compact``); a replay considers them again only where the recording did."""
+    request: Mapping[str, Any] | None = None
+    """The body as sent, where the log cannot redraw it: a summary call's (another prompt than the
+    window's), or a call another program made (``observe.record``)."""
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,8 @@ def encode(value: TypedEntry) -> NewEntry:
             body.update(window=value.window, threshold=value.threshold)
             if not value.decided:
                 body["decided"] = False
+            if value.request is not None:
+                body["request"] = dict(value.request)
         case CallDone(call=call, record=record, reply=reply):
             body.update(call=call, **record.to_body())
             if reply is not None:
@@ -178,6 +180,7 @@ def _decode(kind: str, body: Mapping[str, Any]) -> list[TypedEntry]:
                     _int(body.get("window")),
                     _int(body.get("threshold")),
                     body.get("decided") is not False,
+                    body["request"] if isinstance(body.get("request"), Mapping) else None,
                 )
             ]
         case "call_done":

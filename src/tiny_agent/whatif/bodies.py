@@ -63,7 +63,7 @@ class Sent:
 
 
 def sent_bodies(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> list[Sent]:
-    """The answered calls whose entries carry the body sent (a recorded session's), in order."""
+    """The answered turn calls whose entries carry the body sent (a recorded session's), in order."""
     opened: dict[int, tuple[str, Mapping[str, Any]]] = {}
     provider = ""
     out: list[Sent] = []
@@ -72,7 +72,8 @@ def sent_bodies(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> list[Sen
         for value in values:
             if isinstance(value, RunChange):
                 provider = str(value.settings.get("provider") or provider)
-            elif isinstance(value, CallOpened) and isinstance(request, Mapping):
+            # A turn that carries its body is another program's: the engine keeps only its summary calls'.
+            elif isinstance(value, CallOpened) and value.purpose == "turn" and isinstance(request, Mapping):
                 opened[entry.seq] = (value.provider or provider, request)
             elif isinstance(value, CallDone) and value.call in opened:
                 name, body = opened.pop(value.call)

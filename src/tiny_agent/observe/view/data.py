@@ -76,7 +76,7 @@ class SessionView:
     def _take(self, entry: Entry, value: TypedEntry, by_seq: dict[int, _Call]) -> None:
         match value:
             case CallOpened():
-                sent = entry.body.get("request")
+                sent = value.request if value.request is not None else entry.body.get("request")
                 call = _Call(
                     len(self.calls), entry.seq, value, at=entry.at, request=sent if isinstance(sent, Mapping) else None
                 )
@@ -159,17 +159,18 @@ class SessionView:
         return out
 
     def _previous_turn(self, call: _Call) -> _Call | None:
-        """The newest turn before ``call`` sent to the same provider: another's is another cache (as lint
-        compares each wire's bodies with that wire's)."""
+        """The newest request before ``call`` sent to the same provider (another's is another cache, as
+        lint compares each wire's bodies with that wire's) that can be drawn: a turn, or a summary call
+        whose body the log kept; so a turn after a summary is compared with the summary request, as the
+        miss line compares it."""
         earlier = reversed(self.calls[: call.index])
-        return next(
-            (c for c in earlier if c.opened.purpose == "turn" and c.opened.provider == call.opened.provider), None
-        )
+        drawable = (c for c in earlier if c.opened.purpose == "turn" or c.request is not None)
+        return next((c for c in drawable if c.opened.provider == call.opened.provider), None)
 
     def _request(self, call: _Call) -> dict[str, Any] | None:
         """The call's request re-rendered from the log as it stood before it (a turn's; a summary
         call asks another prompt, which is not redrawn)."""
-        if call.opened.purpose != "turn":
+        if call.opened.purpose != "turn" and call.request is None:
             return {"blocks": [], "note": f"a {call.opened.purpose} call: its request is not redrawn"}
         try:
             profile = offline_profile(call.opened.provider, call.opened.model)
