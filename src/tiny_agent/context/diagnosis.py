@@ -27,10 +27,11 @@ from tiny_agent.context.miss_text import excerpt, first_difference, tool_changes
 from tiny_agent.context.render import Rendered
 from tiny_agent.providers.cache_breaks import Break, prefix_breaks
 from tiny_agent.providers.cache_expiry import expired
+from tiny_agent.providers.cache_rules import CacheRules
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.types import Message, Prompt, Usage
 
-__all__ = ["Before", "diagnose", "excerpt", "first_difference", "tool_changes", "where_text_changed"]
+__all__ = ["Before", "diagnose", "excerpt", "first_difference", "read_enough", "tool_changes", "where_text_changed"]
 
 TOLERANCE = 0.9
 """A read of at least 90% of the previous request counts as a hit: chat templates re-render the last
@@ -60,6 +61,12 @@ class Before:
     """The wire of ``body``."""
 
 
+def read_enough(read: int, left: int, rules: CacheRules) -> bool:
+    """Whether a request read what the one before it left cached: ``TOLERANCE`` of it, less one step of
+    the provider's read granularity."""
+    return read >= TOLERANCE * left - rules.increment
+
+
 def diagnose(
     before: Before | None, rendered: Rendered, profile: ProviderProfile, usage: Usage, now: float
 ) -> str | None:
@@ -71,7 +78,7 @@ def diagnose(
         return None
     rules, model = profile.cache, profile.model
     expected = before.input_tokens
-    if expected >= rules.min_tokens and usage.cache_read_tokens >= TOLERANCE * expected - rules.increment:
+    if expected >= rules.min_tokens and read_enough(usage.cache_read_tokens, expected, rules):
         return None
     breaks = _simulated(before, rendered, profile)
     lead = leading_break(breaks, profile.wire) if breaks is not None else None

@@ -12,9 +12,8 @@ from typing import Any, Protocol
 
 from tiny_agent.context.render import Rendered
 from tiny_agent.context.state import State
-from tiny_agent.providers.adapters import wire_adapter
 from tiny_agent.providers.base import Provider
-from tiny_agent.providers.registry import offline_profile
+from tiny_agent.providers.registry import offline_adapter, offline_profile
 from tiny_agent.providers.thinking import thinking_key, thinking_of_key
 from tiny_agent.types import Entry, Prompt
 
@@ -57,10 +56,9 @@ def recorded_adapter(opened: Recorded, live: Provider | None = None) -> Provider
         if (own.name, own.model, key) == (opened.provider, opened.model, thinking):
             return live
     profile = offline_profile(opened.provider, opened.model)
-    options = profile.wire_format.adapter_options(profile.cache_ttl, profile.tool_grammar)
     if isinstance(thinking, str):
-        options["thinking"] = thinking_of_key(thinking)
-    return wire_adapter(profile.wire, profile.model, name=profile.name, **options)
+        profile = dataclasses.replace(profile, thinking=thinking_of_key(thinking))
+    return offline_adapter(profile)
 
 
 def redrawn_request(engine: Redrawer, seq: int, opened: Recorded, provider: Provider) -> Rendered:

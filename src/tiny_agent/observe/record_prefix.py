@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tiny_agent.context.byte_cause import Side, cause_words, leading_break, position
-from tiny_agent.context.diagnosis import TOLERANCE
+from tiny_agent.context.diagnosis import read_enough
 from tiny_agent.errors import TinyAgentError
 from tiny_agent.providers.cache_breaks import prefix_breaks
 from tiny_agent.providers.cache_expiry import expired
@@ -53,7 +53,7 @@ def recorded_miss(
         left = (old.cache_read_tokens or 0) + (old.cache_write_tokens or 0)
     else:
         left = old.input_tokens or 0
-    if left < rules.min_tokens or usage.cache_read_tokens >= TOLERANCE * left - rules.increment:
+    if left < rules.min_tokens or read_enough(usage.cache_read_tokens, left, rules):
         return None
     lead = leading_break(prefix_breaks(old_body, body, wire, rules), wire)
     if lead is not None:
