@@ -20,7 +20,7 @@ from tiny_agent.providers.http_errors import check_base_url
 from tiny_agent.providers.pricing import FREE, TokenPrices, maker_of, token_prices
 from tiny_agent.providers.profile import PRICING_IDS, ProviderProfile, profile_for
 from tiny_agent.providers.settings_check import SERVER_COMPACTION, check_settings
-from tiny_agent.providers.thinking import OFF
+from tiny_agent.providers.thinking import OFF, openai_reasons
 from tiny_agent.providers.wire import checked_ttl, wire_of
 
 __all__ = [
@@ -191,10 +191,9 @@ def choose_api(profile: str, model: str, base_url: str | None, api: str | None) 
         return "chat"
     if api is not None:
         return api
-    from tiny_agent.providers.responses.items import reasons
 
     own = base_url is None or base_url.rstrip("/") == PROFILES["openai"].base_url
-    return "responses" if own and reasons(model) else "chat"
+    return "responses" if own and openai_reasons(model) else "chat"
 
 
 def offline_profile(

@@ -26,6 +26,7 @@ __all__ = [
     "ThinkingCaps",
     "checked",
     "is_on",
+    "openai_reasons",
     "parse_thinking",
     "thinking_caps",
     "thinking_key",
@@ -146,7 +147,7 @@ _STRIPS_EARLIER = re.compile(r"claude-(?:3-7-|haiku-4|sonnet-4(?!-[6-9])|opus-4(
 Haiku 4.5); Opus 4.5 and later keep it (reasoning facts, section 1)."""
 _GPT = re.compile(r"^gpt-(\d+)(?:\.(\d+))?")
 _OPENAI_REASONING = re.compile(r"^(?:gpt-5|o\d|codex-)")
-"""OpenAI's reasoning models (as ``responses.items.reasons``): they take ``reasoning.effort``."""
+"""OpenAI's reasoning models: they take ``reasoning`` and return reasoning items."""
 OPENAI_EFFORTS = ("low", "medium", "high")
 
 
@@ -197,13 +198,18 @@ def thinking_caps(name: str, model: str, wire: str = "") -> ThinkingCaps:
     return _openai_caps(m, wire)
 
 
+def openai_reasons(model: str) -> bool:
+    """Whether ``model`` is one of OpenAI's reasoning models (gpt-5*, the o-series, codex)."""
+    return bool(_OPENAI_REASONING.match(model.strip().lower()))
+
+
 def _openai_caps(model: str, wire: str) -> ThinkingCaps:
     """OpenAI's reasoning items: ``reasoning.context`` (not sent) defaults to ``all_turns`` from GPT-5.6
     on, to ``current_turn`` before (reasoning facts, section 2). ``reasoning.effort`` goes out on the
     Responses API only (minimal, low, medium, high; none and xhigh on the newest: not Claude's max)."""
     found = _GPT.match(model)
     version = (int(found[1]), int(found[2] or 0)) if found else (0, 0)
-    efforts = OPENAI_EFFORTS if wire == "responses" and _OPENAI_REASONING.match(model) else ()
+    efforts = OPENAI_EFFORTS if wire == "responses" and openai_reasons(model) else ()
     return ThinkingCaps(earlier_reasoning="kept" if version >= (5, 6) else "stripped", efforts=efforts)
 
 

@@ -40,7 +40,7 @@ from typing import Any
 from tiny_agent.providers.cache_sim import GenaiPricer, SimCall, Simulator
 from tiny_agent.providers.prefix import block_tokens
 from tiny_agent.providers.responses.check import BREAKPOINT, INPUT_PARTS, check_input
-from tiny_agent.providers.responses.items import reasons
+from tiny_agent.providers.thinking import openai_reasons
 from tiny_agent.providers.wire import rules_of
 from tiny_agent.testing.loopback import LoopbackHttp
 from tiny_agent.testing.responses_replies import Event, diagnose, events, response
@@ -175,7 +175,7 @@ class ResponsesServer:
                 rules = rules_of("openai", model, "responses")
                 sim = Simulator("responses", model, pricer=GenaiPricer(model, "openai"), rules=rules)
                 route.sims[model] = sim
-            thinking = REASONING_TOKENS if reasons(model) else 0
+            thinking = REASONING_TOKENS if openai_reasons(model) else 0
             output = sum(block_tokens(b.to_dict()) for b in blocks) + thinking
             call = sim.send(self.clock(), body, output)
             items = self._items(route, number, model, blocks, stop, body)
@@ -201,14 +201,14 @@ class ResponsesServer:
             self.compactions += 1
             items.append({"type": "compaction", "id": f"cmp_{number:05d}", "encrypted_content": _sealed(model, number)})
         reasoning = f"rs_{number:05d}"
-        if reasons(model):
+        if openai_reasons(model):
             sealed = _sealed(model, number)
             items.append({"type": "reasoning", "id": reasoning, "summary": [], "encrypted_content": sealed})
         calls = any(isinstance(b, ToolUseBlock) for b in blocks)
         for k, block in enumerate(blocks):
             if isinstance(block, TextBlock):
                 item_id = f"msg_{number:05d}_{k}"
-                if reasons(model):
+                if openai_reasons(model):
                     route.before_reasoning[item_id] = reasoning
                 part = {"type": "output_text", "text": block.text, "annotations": []}
                 phase = "commentary" if calls else "final_answer"

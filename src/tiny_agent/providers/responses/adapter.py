@@ -36,7 +36,7 @@ from tiny_agent.providers.responses import cache, items
 from tiny_agent.providers.responses.reply import Accumulator, process
 from tiny_agent.providers.retry import Call, check_timeout
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
-from tiny_agent.providers.thinking import Thinking
+from tiny_agent.providers.thinking import Thinking, openai_reasons
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, ProviderNote
 
 __all__ = ["ResponsesProvider"]
@@ -113,7 +113,7 @@ class ResponsesProvider:
             if prompt.tool_choice == "none":
                 body["tool_choice"] = "none"
         body["store"] = self.stateful
-        if items.reasons(self.model):
+        if openai_reasons(self.model):
             body["include"] = ["reasoning.encrypted_content"]
             if self.effort:
                 body["reasoning"] = {"effort": self.effort}

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, assert_never
 
@@ -30,15 +29,7 @@ from tiny_agent.types import (
     ToolUseBlock,
 )
 
-__all__ = ["after_last_answer", "reasons", "render_message", "since_compaction", "system_item", "tool"]
-
-_REASONING_MODEL = re.compile(r"^(?:gpt-5|o\d|codex-)")
-"""OpenAI's reasoning models: they take ``reasoning`` and return reasoning items."""
-
-
-def reasons(model: str) -> bool:
-    """Whether ``model`` is one of OpenAI's reasoning models (gpt-5*, the o-series)."""
-    return bool(_REASONING_MODEL.match(model.strip().lower()))
+__all__ = ["after_last_answer", "render_message", "since_compaction", "system_item", "tool"]
 
 
 def system_item(text: str) -> dict[str, Any]:
