@@ -25,6 +25,7 @@ from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS, WRITE_MULTIPLIER
 from tiny_agent.providers.registry import APIS, PROVIDER_NAMES
+from tiny_agent.providers.thinking import EFFORTS
 from tiny_agent.store.location import STORE_ENV, default_location, is_postgres
 from tiny_agent.tools.hooks import HOOK_EVENTS
 from tiny_agent.tools.mcp.tools import DEFAULT_MCP_TIMEOUT, HEADER_ENV
@@ -219,7 +220,7 @@ agent_options = _stack(
     click.option("--show-thinking", is_flag=True, help="Print the model's thinking whole (dimmed), not folded."),
     click.option(
         "--effort",
-        type=click.Choice(("low", "medium", "high", "max")),
+        type=click.Choice(EFFORTS),
         help="Reasoning effort, where the model has it.",
     ),
     # workspace and rules

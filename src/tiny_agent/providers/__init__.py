@@ -30,4 +30,5 @@ in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
 - ``wire``: ``WireFormat`` and the registry of wires (``WIRES``, ``wire_of``, ``detect_wire``).
 - ``reasoning_check``: the reasoning rules of each wire, by wire.
 - ``thinking``: reasoning settings and what each model can do with them, declared (never probed).
+- ``thinking_check``: a run's reasoning settings held against what the model takes, before any call.
 """

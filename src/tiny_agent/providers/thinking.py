@@ -2,8 +2,7 @@
 
 ``Thinking`` is what the user asked for (``--thinking off|adaptive|N``, ``--thinking-display``,
 ``--effort``); ``ThinkingCaps`` is what a model supports, declared per model family in
-``thinking_caps``. ``checked`` holds one against the other before any call: a setting the model
-does not take is one ``ConfigError`` line, never a 400 from the API.
+``thinking_caps``. ``providers.thinking_check`` holds one against the other before any call.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from typing import Literal
 from tiny_agent.errors import ConfigError
 
 __all__ = [
+    "CLAUDE_EFFORTS",
     "EFFORTS",
     "MIN_BUDGET",
     "NO_THINKING",
@@ -24,10 +24,10 @@ __all__ = [
     "EarlierReasoning",
     "Thinking",
     "ThinkingCaps",
-    "checked",
     "is_on",
     "openai_reasons",
     "parse_thinking",
+    "sent_effort",
     "thinking_caps",
     "thinking_key",
     "thinking_of_key",
@@ -35,7 +35,9 @@ __all__ = [
 
 MIN_BUDGET = 1024
 """Anthropic's smallest ``budget_tokens``."""
-EFFORTS = ("low", "medium", "high", "max")
+EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
+"""Every ``--effort`` a model takes somewhere; which ones a model takes is its ``ThinkingCaps.efforts``."""
+CLAUDE_EFFORTS = ("low", "medium", "high", "max")
 Mode = Literal["default", "off", "adaptive", "enabled"]
 EarlierReasoning = Literal["kept", "stripped", "tool_turns", "none"]
 
@@ -133,6 +135,11 @@ class ThinkingCaps:
     efforts: tuple[str, ...] = ()
     effort_with_thinking: bool = True
     """``reasoning_effort`` may be sent beside ``thinking`` (not on Kimi)."""
+    effort_only: bool = False
+    """The model reasons unasked and has no thinking switch, only an effort (OpenAI's reasoning
+    models): ``--thinking off`` is sent as ``off_effort``, or refused where there is none."""
+    off_effort: str | None = None
+    """The effort that turns reasoning off (``none`` from GPT-5.1 on; ``minimal``, its least, on GPT-5)."""
 
     @property
     def thinks(self) -> bool:
@@ -163,7 +170,7 @@ def thinking_caps(name: str, model: str, wire: str = "") -> ThinkingCaps:
         adaptive = any(k in m for k in _ADAPTIVE)
         preserved = any(k in m for k in _PRESERVED)
         manual = not any(k in m for k in ("opus-5-5", "fable-5-1"))  # adaptive only
-        efforts = EFFORTS if adaptive or "opus-4-5" in m else ()
+        efforts = CLAUDE_EFFORTS if adaptive or "opus-4-5" in m else ()
         strips = _STRIPS_EARLIER.match(m) is not None
         return ThinkingCaps(
             manual=manual,
@@ -206,44 +213,25 @@ def openai_reasons(model: str) -> bool:
 def _openai_caps(model: str, wire: str) -> ThinkingCaps:
     """OpenAI's reasoning items: ``reasoning.context`` (not sent) defaults to ``all_turns`` from GPT-5.6
     on, to ``current_turn`` before (reasoning facts, section 2). ``reasoning.effort`` goes out on the
-    Responses API only (minimal, low, medium, high; none and xhigh on the newest: not Claude's max)."""
+    Responses API only: low, medium and high everywhere; minimal (its least) on GPT-5, none (no
+    reasoning) from GPT-5.1 on, xhigh from GPT-5.2 on; the o-series always reasons."""
     found = _GPT.match(model)
     version = (int(found[1]), int(found[2] or 0)) if found else (0, 0)
-    efforts = OPENAI_EFFORTS if wire == "responses" and openai_reasons(model) else ()
-    return ThinkingCaps(earlier_reasoning="kept" if version >= (5, 6) else "stripped", efforts=efforts)
+    earlier: EarlierReasoning = "kept" if version >= (5, 6) else "stripped"
+    if not openai_reasons(model):
+        return ThinkingCaps(earlier_reasoning=earlier)
+    if wire != "responses":
+        return ThinkingCaps(earlier_reasoning=earlier, effort_only=True)
+    off = None if version < (5, 0) else "minimal" if version < (5, 1) else "none"
+    extra = ("minimal",) if off == "minimal" else ("xhigh",) if version >= (5, 2) else ()
+    efforts = tuple(e for e in EFFORTS if e in (*OPENAI_EFFORTS, *extra))
+    return ThinkingCaps(earlier_reasoning=earlier, efforts=efforts, effort_only=True, off_effort=off)
 
 
-def checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
-    """``thinking`` if ``model`` takes it; else the one line that says what to change."""
-    if thinking.mode == "off" and thinking.display is not None:
-        raise ConfigError(f"--thinking off shows no thinking: leave out --thinking-display {thinking.display}")
-    if thinking.mode == "enabled" and not caps.manual:
-        raise ConfigError(f"{model} does not take a thinking budget{_budget_hint(caps)}")
-    if thinking.mode == "adaptive" and not (caps.adaptive or caps.reasoning_content):
-        hint = " (use --thinking N with N >= 1024)" if caps.manual else ""
-        raise ConfigError(f"{model} has no adaptive thinking{hint}")
-    if thinking.mode in ("enabled", "adaptive") and not caps.thinks:
-        raise ConfigError(f"{model} has no thinking; leave --thinking off")
-    if thinking.effort is not None and caps.efforts and not caps.effort_with_thinking:
-        raise ConfigError(
-            f"{model} does not take --effort: its API refuses reasoning_effort beside the thinking switch "
-            "tiny-agent sends it; leave --effort out"
-        )
-    if thinking.effort is not None and thinking.effort not in caps.efforts:
-        known = ", ".join(caps.efforts) or "none"
-        raise ConfigError(f"{model} does not take --effort {thinking.effort} (it takes: {known})")
-    if thinking.display is not None and not (caps.manual or caps.adaptive):
-        raise ConfigError(f"{model} does not take --thinking-display")
-    return thinking
-
-
-def _budget_hint(caps: ThinkingCaps) -> str:
-    """What to give instead of a budget: a model that thinks by its own measure (DeepSeek, Kimi) has no
-    field for one, and silently dropping it would spend what the user meant to cap."""
-    if caps.reasoning_content:
-        how_much = f"; --effort {'|'.join(caps.efforts)} sets how much" if caps.effort_with_thinking else ""
-        return f": it thinks by its own measure (--thinking adaptive, or off){how_much}"
-    return " (use --thinking adaptive)" if caps.adaptive else ""
+def sent_effort(thinking: Thinking, caps: ThinkingCaps) -> str | None:
+    """The reasoning effort a request carries for ``thinking`` on an effort-only model: the one asked
+    for, or the model's ``off_effort`` for ``--thinking off``."""
+    return caps.off_effort if thinking.mode == "off" and caps.effort_only else thinking.effort
 
 
 def thinking_key(thinking: Thinking) -> str:

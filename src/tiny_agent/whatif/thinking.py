@@ -17,7 +17,8 @@ from tiny_agent.context.entries import CallOpened, CompactionMark, RunChange, Ty
 from tiny_agent.context.shrink.thinking import DROP_BLOCK
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.profile import ProviderProfile
-from tiny_agent.providers.thinking import OFF, Thinking, checked, parse_thinking, thinking_of_key
+from tiny_agent.providers.thinking import OFF, Thinking, parse_thinking, thinking_of_key
+from tiny_agent.providers.thinking_check import checked
 from tiny_agent.types import Entry
 
 __all__ = ["recorded_thinking", "thinking_on"]

@@ -53,7 +53,8 @@ from tiny_agent.providers.retry import (
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
-from tiny_agent.providers.thinking import OFF, Thinking, checked
+from tiny_agent.providers.thinking import OFF, Thinking
+from tiny_agent.providers.thinking_check import checked
 from tiny_agent.providers.wire import checked_ttl
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, ReasoningBlock
 

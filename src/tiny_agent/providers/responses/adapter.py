@@ -36,7 +36,7 @@ from tiny_agent.providers.responses import cache, items
 from tiny_agent.providers.responses.reply import Accumulator, process
 from tiny_agent.providers.retry import Call, check_timeout
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
-from tiny_agent.providers.thinking import Thinking, openai_reasons
+from tiny_agent.providers.thinking import OFF, Thinking, openai_reasons, sent_effort
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, ProviderNote
 
 __all__ = ["ResponsesProvider"]
@@ -69,12 +69,12 @@ class ResponsesProvider:
         self.name = name = self.endpoint.name or "openai"
         self.model = model
         self.max_tokens = max_tokens
-        self.effort = thinking.effort if thinking is not None else None
         self.stateful = stateful
         self.compact_threshold = compact_threshold
         self._profile = profile_for(
             name, "responses", model, pricing_id=pricing_provider_id, context_window=context_window
         )
+        self.effort = sent_effort(thinking or OFF, self._profile.thinking_caps)
         self.key_env = key_env = self.endpoint.key_env
         self._timeout = check_timeout(self.endpoint.timeout)
         self._policy = self.endpoint.retry_policy()
