@@ -92,6 +92,31 @@ def test_the_files_server_compact_at_is_checked_like_the_flag(
     assert one_line(capsys).startswith(f"tiny-agent: {line}")
 
 
+@pytest.mark.parametrize(
+    ("text", "flags", "said"),
+    [
+        ("thinking = 4096", ["--provider", "deepseek"], "thinking = 4096"),
+        ('effort = "max"', ["--provider", "openai", "--api", "responses", "--model", "gpt-5.6"], 'effort = "max"'),
+        ("server_compact_at = 1000", ["--provider", "deepseek"], "server_compact_at = 1000"),
+    ],
+)
+def test_a_refused_setting_from_the_file_names_the_file_and_its_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], keys: None, text: str, flags: list[str], said: str
+) -> None:
+    (tmp_path / "tiny-agent.toml").write_text(f"{text}\n")
+    assert main([*flags, "--base-url", NOWHERE, "--no-session", "--workspace", str(tmp_path), "hi"]) == 2
+    assert one_line(capsys).endswith(f"(set by {said} in {tmp_path / 'tiny-agent.toml'})")
+
+
+def test_a_refused_flag_is_named_as_the_flag_even_where_a_file_sets_other_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], keys: None
+) -> None:
+    (tmp_path / "tiny-agent.toml").write_text('thinking = "adaptive"\n')
+    argv = ["--provider", "deepseek", "--thinking", "2048", "--base-url", NOWHERE, "--no-session"]
+    assert main([*argv, "--workspace", str(tmp_path), "hi"]) == 2
+    assert "set by" not in one_line(capsys)
+
+
 LOCAL = ["--provider", "local", "--base-url", NOWHERE]
 RESPONSES = ["--provider", "openai", "--api", "responses", "--model", "gpt-5.6", "--base-url", NOWHERE]
 ONLY = "--server-compact-at works only with --provider anthropic or --provider openai --api responses"

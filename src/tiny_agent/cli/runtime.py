@@ -64,6 +64,10 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
     store = None if opts["no_session"] else open_store(opts["store"])
     try:
         run = Run.open(spec, store=store)
+    except ConfigError as exc:
+        if store is not None:
+            store.close()
+        raise _named_origin(exc, files, [k for k in chosen if not given(click_ctx, k)]) from None
     except BaseException:
         if store is not None:
             store.close()
@@ -76,6 +80,24 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
     for hint in run.hints:
         printer.info(hint)
     return run
+
+
+_REASONING_WORDS = {"thinking": "thinking", "thinking_display": "thinking", "effort": "effort"}
+_REASONING_WORDS["server_compact_at"] = "server-compact"
+
+
+def _named_origin(exc: ConfigError, files: FileConfig, from_files: list[str]) -> ConfigError:
+    """A refused reasoning setting that a file gave, not a flag: the line names the file and its key,
+    since the words of the refusal are those of the flag."""
+    said = [k for k in from_files if k in _REASONING_WORDS and _REASONING_WORDS[k] in str(exc)]
+    if not said:
+        return exc
+    where = "; ".join(f"{k} = {_toml_value(files.values[k])} in {files.sources.get(k, 'a config file')}" for k in said)
+    return ConfigError(f"{exc} (set by {where})")
+
+
+def _toml_value(value: Any) -> str:
+    return f'"{value}"' if isinstance(value, str) else str(value)
 
 
 def _on_a_terminal() -> bool:
