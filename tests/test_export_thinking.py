@@ -79,3 +79,29 @@ def test_a_responses_export_keeps_the_effort(tmp_path: Path, capsys: pytest.Capt
     assert sent["reasoning"]["effort"] == "high"
     assert body["reasoning"] == sent["reasoning"]
     same_settings(body, sent)
+
+
+def test_an_export_to_a_wire_that_sends_no_thinking_settings_says_what_it_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with BillingFake([task(ws)], thinking=ThinkingRules()) as fake:
+        settings = RunSettings(
+            provider="anthropic", model="claude-sonnet-5", base_url=fake.url("r", "anthropic"), workspace=str(ws),
+            code_tools=False, thinking="2048",
+        )  # fmt: skip
+        with SQLiteStore(tmp_path / "s.db") as store, Run.open(store, settings=settings, env=ENV) as run:
+            assert run.agent.run("Please read the files").stop == "done"
+            assert run.session is not None
+            sid = run.session.id
+    capsys.readouterr()
+    assert main(["sessions", "export", sid[:12], "--format", "openai", "--store", str(tmp_path / "s.db")]) == 0
+    out = capsys.readouterr()
+    body = json.loads(out.out)
+    assert "thinking" not in body and body["messages"]
+    assert out.err.strip() == (
+        "tiny-agent: the body has no thinking settings (the session's: 2048): claude-sonnet-5 does not take a "
+        "thinking budget over this API: tiny-agent sends its reasoning settings on the Messages API "
+        "(--provider anthropic)"
+    )

@@ -127,6 +127,11 @@ REFUSED = [
     ([*LOCAL, "--thinking-display", "omitted"], "the local model does not take --thinking-display"),
     ([*LOCAL, "--server-compact-at", "60000"], "--server-compact-at works only with"),
     ([*RESPONSES, "--thinking", "2048"], "gpt-5.6 reasons by itself: leave out --thinking 2048; --effort low|"),
+    (
+        ["--provider", "openai", "--model", "claude-sonnet-5", "--base-url", NOWHERE, "--thinking", "2048"],
+        "claude-sonnet-5 does not take a thinking budget over this API: tiny-agent sends its reasoning settings on "
+        "the Messages API (--provider anthropic)",
+    ),  # fmt: skip
     ([*RESPONSES, "--thinking-display", "omitted"], "gpt-5.6 does not take --thinking-display"),
     ([*RESPONSES, "--effort", "max"], "gpt-5.6 does not take --effort max (it takes: low, medium, high, xhigh)"),
     (["--provider", "moonshot", "--effort", "high"], "kimi-k2.6 does not take --effort: its API refuses"),

@@ -149,7 +149,7 @@ def export_command(session_id: str, fmt: str, output: str | None, store: str | N
     unreadable = _unreadable(entries)  # every entry readable, before a line is written
     if unreadable:
         raise unreadable[0].located(opened.location, info.id)
-    lines = export_lines(info, entries, fmt)
+    lines = export_lines(info, entries, fmt, on_note=lambda note: click.echo(f"tiny-agent: {note}", err=True))
     if output is None:
         return write_stdout(lines)
     write_lines(Path(output), lines)

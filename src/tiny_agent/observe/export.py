@@ -4,10 +4,9 @@ JSON lines read back (``read_export``), checked entry by entry, to go into anoth
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from tiny_agent.context.engine import Context
@@ -16,7 +15,7 @@ from tiny_agent.context.log import MemoryLog
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.adapters import wire_adapter
 from tiny_agent.providers.base import Provider
-from tiny_agent.providers.thinking import OFF
+from tiny_agent.providers.thinking import OFF, thinking_key
 from tiny_agent.providers.wire import wire_of
 from tiny_agent.store.base import SessionInfo
 from tiny_agent.store.migrations import SCHEMA_VERSION
@@ -31,11 +30,14 @@ ExportFormat = str
 """``jsonl``, or the name of a wire (``providers.wire.WIRES``) to export as one request body of it."""
 
 
-def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat = JSONL) -> Iterator[str]:
+def export_lines(
+    info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat = JSONL, on_note: Callable[[str], None] | None = None
+) -> Iterator[str]:
     """The session as lines of text. ``jsonl``: a header, then one entry per line (a fork's inherited
     entries included). A wire's name (``anthropic``, ``openai``, ...): one request body, legal to send:
     every message up to the last user turn, that is the request that asked for the session's last
-    answer (a body ending on the assistant's reply is not a request a wire takes, and ``lint`` says so)."""
+    answer (a body ending on the assistant's reply is not a request a wire takes, and ``lint`` says so).
+    ``on_note`` hears what the body leaves out: thinking settings the model does not take on that wire."""
     if fmt == JSONL:
         header = {"format": EXPORT_FORMAT, "version": 1, "schema": SCHEMA_VERSION, "session": info.to_dict()}
         yield json.dumps(header, ensure_ascii=False)
@@ -45,11 +47,13 @@ def export_lines(info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat 
     context = Context(log=MemoryLog(entries))
     model = str(context.run_settings.get("model") or "unknown")
     prompt = Prompt(context.system_blocks(), context.tools, _up_to_last_user(context.messages))
-    body = _adapter(fmt, model, entries, context.run_settings).render(prompt)
+    body = _adapter(fmt, model, entries, context.run_settings, on_note or (lambda _: None)).render(prompt)
     yield json.dumps(body, ensure_ascii=False, indent=2)
 
 
-def _adapter(fmt: ExportFormat, model: str, entries: Sequence[Entry], run: Mapping[str, Any]) -> Provider:
+def _adapter(
+    fmt: ExportFormat, model: str, entries: Sequence[Entry], run: Mapping[str, Any], on_note: Callable[[str], None]
+) -> Provider:
     """The adapter of ``fmt`` (only that wire's SDK is imported) with the session's settings, so the
     body is the one tiny-agent would send next: its output cap, cache lifetime and thinking settings
     (``whatif.thinking``), where the model takes them on that wire; else the wire's defaults."""
@@ -58,8 +62,10 @@ def _adapter(fmt: ExportFormat, model: str, entries: Sequence[Entry], run: Mappi
         options.update(wire_of(fmt).adapter_options(ttl, False))  # type: ignore[arg-type]  # the adapter checks it
     thinking = recorded_thinking([(e, read(e)) for e in entries])
     if thinking != OFF:
-        with contextlib.suppress(ConfigError):  # another wire's model that does not take them
+        try:
             return wire_adapter(fmt, model, thinking=thinking, **options)
+        except ConfigError as exc:  # another wire's model that does not take them
+            on_note(f"the body has no thinking settings (the session's: {thinking_key(thinking)}): {exc}")
     return wire_adapter(fmt, model, **options)
 
 

@@ -140,6 +140,9 @@ class ThinkingCaps:
     models): ``--thinking off`` is sent as ``off_effort``, or refused where there is none."""
     off_effort: str | None = None
     """The effort that turns reasoning off (``none`` from GPT-5.1 on; ``minimal``, its least, on GPT-5)."""
+    sent_on: str = ""
+    """Where tiny-agent sends this model's reasoning settings when not on this wire (Claude's: on the
+    Messages API only): a refusal says so."""
 
     @property
     def thinks(self) -> bool:
@@ -167,6 +170,8 @@ def thinking_caps(name: str, model: str, wire: str = "") -> ThinkingCaps:
     if name == "anthropic" or m.startswith("claude"):
         if not m.startswith("claude") or "claude-3-5" in m or "claude-3-haiku" in m or "claude-3-opus" in m:
             return NO_THINKING
+        if wire not in ("", "anthropic"):
+            return ThinkingCaps(sent_on="the Messages API (--provider anthropic)")
         adaptive = any(k in m for k in _ADAPTIVE)
         preserved = any(k in m for k in _PRESERVED)
         manual = not any(k in m for k in ("opus-5-5", "fable-5-1"))  # adaptive only

@@ -12,6 +12,15 @@ __all__ = ["checked"]
 
 def checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
     """``thinking`` if ``model`` takes it; else the one line that says what to change."""
+    try:
+        return _checked(thinking, caps, model)
+    except ConfigError as exc:
+        if not caps.sent_on:
+            raise
+        raise ConfigError(f"{exc} over this API: tiny-agent sends its reasoning settings on {caps.sent_on}") from None
+
+
+def _checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
     if thinking.mode == "off" and thinking.display is not None:
         raise ConfigError(f"--thinking off shows no thinking: leave out --thinking-display {thinking.display}")
     if caps.effort_only and (thinking.mode != "default" or (thinking.effort and not caps.efforts)):
