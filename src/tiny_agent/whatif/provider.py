@@ -21,9 +21,11 @@ from tiny_agent.context.tokens import DEFAULT_CHARS_PER_TOKEN, CallRecord, canon
 from tiny_agent.providers.cache_sim import SimCall, Simulator
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import offline_adapter
+from tiny_agent.providers.thinking import Thinking
 from tiny_agent.types import Entry, Message, ModelResponse, OnProviderEvent, Prompt, TextBlock, Usage
 from tiny_agent.whatif.figures import CallFigures
 from tiny_agent.whatif.replies import Reply, recorded_replies, stand_in_thought
+from tiny_agent.whatif.thinking import thinking_on
 
 __all__ = ["ASSUMED_SUMMARY_TOKENS", "Recorded", "ReplayProvider"]
 
@@ -172,6 +174,13 @@ class ReplayProvider:
     @property
     def profile(self) -> ProviderProfile:
         return self._profile
+
+    def think_as(self, thinking: Thinking) -> None:
+        """Render from now on with ``thinking`` where the model takes it (the settings a resumed run
+        changed: each call is replayed with those it was sent with)."""
+        profile = thinking_on(self._profile, thinking)
+        if profile != self._profile:
+            self._profile, self._adapter = profile, offline_adapter(profile)
 
     def arm(self, call_seq: int) -> None:
         """The next request is the turn the recording made at ``call_seq``; any before it is a summary."""

@@ -55,7 +55,7 @@ from tiny_agent.types import Entry
 from tiny_agent.whatif.bodies import Sent, replay_bodies, sent_bodies
 from tiny_agent.whatif.figures import SETTINGS, CallFigures, Figures, Policy, Replay, flag_value
 from tiny_agent.whatif.provider import Recorded, ReplayProvider
-from tiny_agent.whatif.thinking import recorded_thinking, thinking_on
+from tiny_agent.whatif.thinking import call_thinking, recorded_thinking, thinking_on
 
 __all__ = ["CallFigures", "Figures", "Policy", "Recording", "Replay", "replay", "sweep"]
 
@@ -247,6 +247,8 @@ def _replayed(
                         keepalive.ping(ctx, provider)
                 case CallOpened(purpose="turn"):
                     decided_last = False
+                    if (thinking := call_thinking(value, recording.thinking)) is not None:
+                        provider.think_as(thinking)  # a resume may have changed the settings
                     if value.decided:  # where the recording consulted the policy (the loop: every turn)
                         _decide(ctx, provider)
                     if entry.seq in responses:

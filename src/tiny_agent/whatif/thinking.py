@@ -21,7 +21,7 @@ from tiny_agent.providers.thinking import OFF, Thinking, parse_thinking, thinkin
 from tiny_agent.providers.thinking_check import checked
 from tiny_agent.types import Entry
 
-__all__ = ["recorded_thinking", "thinking_on"]
+__all__ = ["call_thinking", "recorded_thinking", "thinking_on"]
 
 _RUN_KEYS = ("thinking", "thinking_display", "effort")
 """The run settings (``agent.settings.RunSettings``) a run builds its thinking from."""
@@ -58,3 +58,15 @@ def thinking_on(profile: ProviderProfile, thinking: Thinking) -> ProviderProfile
         return dataclasses.replace(profile, thinking=checked(thinking, profile.thinking_caps, profile.model))
     except ConfigError:
         return profile
+
+
+def call_thinking(call: CallOpened, session: Thinking) -> Thinking | None:
+    """The settings ``call``'s request rendered (its fingerprint's ``thinking_key``), with the binding
+    of the ``session``'s; None where it names none this version reads."""
+    key = call.fingerprint.get("thinking")
+    if not isinstance(key, str):
+        return None
+    try:
+        return dataclasses.replace(thinking_of_key(key), binding=session.binding)
+    except ConfigError:
+        return None

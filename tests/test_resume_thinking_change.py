@@ -1,0 +1,60 @@
+"""Issue 27: a session resumed with other thinking settings. The resume says once that the message
+breakpoints will be rewritten, the run goes on with no request refused, and a replay renders each call
+with the settings it was sent with, so replayed under its own policy it is the recording, call by call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tiny_agent.agent.run import Run
+from tiny_agent.agent.settings import RunSettings
+from tiny_agent.store.sqlite import SQLiteStore
+from tiny_agent.testing import BillingFake, Task
+from tiny_agent.testing.thinking_server import ThinkingRules
+from tiny_agent.whatif.figures import CallFigures
+from tiny_agent.whatif.replay import replay
+
+ENV = {"ANTHROPIC_API_KEY": "sk-test-1"}
+NOTE = "the thinking settings differ from the session's: message cache breakpoints will be rewritten"
+
+
+def reads(ws: Path, first: int, count: int) -> Task:
+    for i in range(first, first + count):
+        (ws / f"p{i}.txt").write_text(f"words of file {i} " * 200)
+    return Task("read", [[("read_file", {"path": f"p{i}.txt"})] for i in range(first, first + count)], "Done.")
+
+
+def row(c: CallFigures) -> tuple[object, ...]:
+    return (c.purpose, c.input_tokens, c.cache_read_tokens, c.cache_write_tokens, c.output_tokens, c.reasoning_tokens)
+
+
+def test_a_resume_with_other_thinking_settings_warns_once_and_replays_as_sent(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    rules = ThinkingRules()
+    with (
+        BillingFake([reads(ws, 0, 3), reads(ws, 3, 3)], thinking=rules) as fake,
+        SQLiteStore(tmp_path / "s.db") as store,
+    ):
+        base = RunSettings(
+            provider="anthropic", model="claude-sonnet-5", base_url=fake.url("r", "anthropic"), workspace=str(ws),
+            code_tools=False,
+        )  # fmt: skip
+        with Run.open(store, settings=RunSettings.of({**base.given(), "thinking": "2048"}), env=ENV) as run:
+            assert run.agent.run("Please read the first files").stop == "done"
+            assert NOTE not in run.notes
+            assert run.session is not None
+            sid = run.session.id
+        again = RunSettings.of({**base.given(), "thinking": "adaptive"})
+        with Run.open(store, settings=again, resume=sid, env=ENV) as run:
+            assert run.notes.count(NOTE) == 1
+            assert run.agent.run("Now read the next files").stop == "done"
+        bodies = [b.body for b in fake.bills("r")]
+        entries = store.entries(sid)
+    assert rules.rejected == []
+    assert bodies[0]["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert bodies[-1]["thinking"] == {"type": "adaptive"}
+    result = replay(entries)
+    assert [row(c) for c in result.replayed.per_call] == [row(c) for c in result.recorded.per_call]
+    change = next(i for i, b in enumerate(bodies) if b["thinking"] == {"type": "adaptive"})
+    assert result.recorded.per_call[change].cache_read_tokens < result.recorded.per_call[change - 1].cache_read_tokens
