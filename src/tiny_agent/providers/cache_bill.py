@@ -81,7 +81,8 @@ class Prices:
 
 @dataclass(frozen=True)
 class GenaiPricer:
-    """Prices from the bundled genai-prices snapshot (tiers and dated prices included)."""
+    """Prices from the bundled genai-prices snapshot (tiers and dated prices included); $0 for a model
+    it does not price."""
 
     model: str
     provider_id: str
@@ -96,7 +97,10 @@ class GenaiPricer:
             cache_write_tokens=call.cache_write,  # genai-prices counts the 1h writes inside this total
             cache_write_1h_tokens=call.cache_write_1h,
         )
-        return float(genai_prices.calc_price(usage, self.model, provider_id=self.provider_id).total_price)
+        try:
+            return float(genai_prices.calc_price(usage, self.model, provider_id=self.provider_id).total_price)
+        except LookupError:  # a model it has no price for (a model served by vLLM, say): nothing to bill
+            return 0.0
 
 
 def total(calls: Iterable[SimCall]) -> SimCall:

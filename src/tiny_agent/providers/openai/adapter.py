@@ -35,7 +35,7 @@ from tiny_agent.providers.http_errors import (
 from tiny_agent.providers.openai import json_tools
 from tiny_agent.providers.openai.cache import as_parts, cache_fields, dropping_refused, mark_messages
 from tiny_agent.providers.openai.messages import chat_messages
-from tiny_agent.providers.openai.reasoning import reasoning_fields, sdk_arguments, with_reasoning
+from tiny_agent.providers.openai.reasoning import echoed_reasoning, reasoning_fields, sdk_arguments, with_reasoning
 from tiny_agent.providers.openai.reply import Accumulator, process
 from tiny_agent.providers.openai.sdk import OpenAIErrors
 from tiny_agent.providers.openai.token_count import count_chat_body, counts_offline
@@ -122,8 +122,11 @@ class OpenAICompatProvider:
         if self.tool_mode == "json_schema":
             return [json_tools.render_message(message, names)]
         rendered = chat_messages(message)
-        if self._profile.thinking_caps.reasoning_content and self._profile.thinks:
-            rendered = [with_reasoning(m, message) for m in rendered]
+        if self._profile.thinking_caps.reasoning_content:
+            if self._profile.thinks:
+                rendered = [with_reasoning(m, message) for m in rendered]
+        else:  # a model whose profile declares no reasoning: what it sent back goes back as it came
+            rendered = [echoed_reasoning(m, message) for m in rendered]
         return [as_parts(m) for m in rendered] if self._profile.cache.mode == "explicit" else rendered
 
     def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:

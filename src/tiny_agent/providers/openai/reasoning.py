@@ -15,7 +15,15 @@ from typing import Any
 from tiny_agent.providers.thinking import Thinking, ThinkingCaps
 from tiny_agent.types import Block, Message, ReasoningBlock
 
-__all__ = ["RULES", "reasoning_fields", "reasoning_of", "reasoning_problems", "sdk_arguments", "with_reasoning"]
+__all__ = [
+    "RULES",
+    "echoed_reasoning",
+    "reasoning_fields",
+    "reasoning_of",
+    "reasoning_problems",
+    "sdk_arguments",
+    "with_reasoning",
+]
 
 RULES = {
     "reasoning-content-missing": "with thinking on, a tool-call assistant message must carry its reasoning_content",
@@ -68,6 +76,16 @@ def reasoning_problems(body: Mapping[str, Any], thinks: bool) -> list[str]:
         if "reasoning_content" not in message:
             problems.append(f"reasoning-content-missing: messages[{i}] made tool calls without its reasoning_content")
     return problems
+
+
+def echoed_reasoning(rendered: dict[str, Any], message: Message) -> dict[str, Any]:
+    """An assistant message as rendered, with the ``reasoning_content`` it came with, if any: for a
+    model no profile declares (a newer Kimi, a Qwen behind vLLM) that returned some, since a thinking
+    server refuses a tool-loop turn sent back without it."""
+    texts = [b.text for b in message.content if isinstance(b, ReasoningBlock) and b.item is None and b.text]
+    if rendered.get("role") != "assistant" or not texts:
+        return rendered
+    return {**rendered, "reasoning_content": "".join(texts)}
 
 
 def with_reasoning(rendered: dict[str, Any], message: Message) -> dict[str, Any]:
