@@ -58,3 +58,26 @@ def test_a_resume_with_other_thinking_settings_warns_once_and_replays_as_sent(tm
     assert [row(c) for c in result.replayed.per_call] == [row(c) for c in result.recorded.per_call]
     change = next(i for i, b in enumerate(bodies) if b["thinking"] == {"type": "adaptive"})
     assert result.recorded.per_call[change].cache_read_tokens < result.recorded.per_call[change - 1].cache_read_tokens
+
+
+def test_a_session_with_a_display_and_an_effort_resumes_with_thinking_off(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    rules = ThinkingRules()
+    with (
+        BillingFake([reads(ws, 0, 2), reads(ws, 2, 2)], thinking=rules) as fake,
+        SQLiteStore(tmp_path / "s.db") as store,
+    ):
+        base = {"provider": "anthropic", "model": "claude-sonnet-5", "base_url": fake.url("r", "anthropic")}
+        first = RunSettings.of({**base, "workspace": str(ws), "thinking": "adaptive", "thinking_display": "omitted",
+                                "effort": "low", "code_tools": False})  # fmt: skip
+        with Run.open(store, settings=first, env=ENV) as run:
+            assert run.agent.run("Please read the first files").stop == "done"
+            assert run.session is not None
+            sid = run.session.id
+        with Run.open(store, settings=RunSettings.of({**base, "thinking": "off"}), resume=sid, env=ENV) as run:
+            assert "--thinking off leaves out the session's --effort low (give it again to keep it)" in run.notes
+            assert run.agent.run("Now read the next files").stop == "done"
+        last = fake.bills("r")[-1].body
+    assert rules.rejected == []
+    assert last["thinking"] == {"type": "disabled"} and "output_config" not in last

@@ -131,9 +131,13 @@ REFUSED = [
         ["--provider", "openai", "--model", "claude-sonnet-5", "--base-url", NOWHERE, "--thinking", "2048"],
         "claude-sonnet-5 does not take a thinking budget over this API: tiny-agent sends its reasoning settings on "
         "the Messages API (--provider anthropic)",
-    ),  # fmt: skip
+    ),
     ([*RESPONSES, "--thinking-display", "omitted"], "gpt-5.6 does not take --thinking-display"),
     ([*RESPONSES, "--effort", "max"], "gpt-5.6 does not take --effort max (it takes: low, medium, high, xhigh)"),
+    (
+        ["--provider", "deepseek", "--thinking", "off", "--effort", "high"],
+        "--thinking off spends no reasoning effort on deepseek-v4-flash: leave out --effort high",
+    ),
     (["--provider", "moonshot", "--effort", "high"], "kimi-k2.6 does not take --effort: its API refuses"),
     (["--provider", "deepseek", "--thinking", "2048"], "deepseek-v4-flash does not take a thinking budget: it thinks"),
     (["--provider", "moonshot", "--thinking", "2048"], "kimi-k2.6 does not take a thinking budget: it thinks"),
@@ -181,3 +185,17 @@ def test_what_each_model_takes_still_runs_where_it_is_declared(tmp_path: Path, k
     ):
         with Run.open(None, settings=RunSettings(workspace=str(tmp_path), base_url=NOWHERE, **settings)) as run:
             assert run.provider.profile.model
+
+
+def test_thinking_off_given_leaves_out_the_files_display_and_effort(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], keys: None, private_dirs: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("alpha " * 50)
+    (tmp_path / "tiny-agent.toml").write_text('thinking = 4096\nthinking_display = "omitted"\neffort = "low"\n')
+    task = Task("read a", [[("read_file", {"path": "a.txt"})]], "Read.")
+    with BillingFake([task], thinking=ThinkingRules()) as fake:
+        assert main(thinking_run(tmp_path, fake, "off", "--thinking", "off", "--no-session")) == 0
+        bodies = [b.body for b in fake.bills("off")]
+    err = capsys.readouterr().err
+    assert f'--thinking off leaves out effort = "low" of {tmp_path / "tiny-agent.toml"}' in err
+    assert all(b["thinking"] == {"type": "disabled"} and "output_config" not in b for b in bodies), bodies

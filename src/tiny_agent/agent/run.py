@@ -179,6 +179,10 @@ class _Assembly:
             self.resumed = self.session.info.head >= 0
         stored = RunSettings.of(self.session.context.run_settings) if self.session is not None else RunSettings()
         settings = given.over(stored)
+        if self.resumed and "effort" in given.thinking_reset() and stored.effort is not None:
+            self.notes.append(
+                f"--thinking off leaves out the session's --effort {stored.effort} (give it again to keep it)"
+            )
         keys = ("thinking", "thinking_display", "effort")
         if self.resumed and any(getattr(given, k) not in (None, getattr(stored, k)) for k in keys):
             self.notes.append(

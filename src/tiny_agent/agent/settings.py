@@ -101,11 +101,23 @@ class RunSettings:
         return out
 
     def over(self, stored: RunSettings) -> RunSettings:
-        """These settings where set, ``stored``'s elsewhere."""
-        return RunSettings.of({**stored.given(), **self.given()})
+        """These settings where set, ``stored``'s elsewhere; ``thinking = "off"`` set here also leaves
+        out the display and effort ``stored`` had for its thinking (``thinking_reset``)."""
+        return RunSettings.of(
+            {**{k: v for k, v in stored.given().items() if k not in self.thinking_reset()}, **self.given()}
+        )
+
+    def thinking_reset(self) -> tuple[str, ...]:
+        """What a setting of ``--thinking off`` leaves out of the layers under it (a session's, a
+        file's): their thinking display and effort, unless given beside it."""
+        if str(self.thinking).strip().lower() != "off":
+            return ()
+        return tuple(k for k in THINKING_PARTS if getattr(self, k) is None)
 
 
 RUN_SETTINGS = tuple(f.name for f in fields(RunSettings))
+THINKING_PARTS = ("thinking_display", "effort")
+"""The settings of a thinking that ``--thinking off`` has no use for."""
 
 
 def compose_system(replace: str | None, extra: str | None, stored: str | None, appended: str | None) -> str | None:

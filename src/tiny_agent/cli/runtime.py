@@ -40,7 +40,7 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
         raise ConfigError("--no-session cannot be combined with --resume or --continue")
     files = FileConfig() if opts.get("no_config") else load_config(opts["workspace"] or ".")
     # A file's run setting is in ``opts`` already (``with_file_settings``) and counts like a flag.
-    chosen = [k for k in RUN_SETTINGS if k in opts and (given(click_ctx, k) or k in files.values)]
+    chosen = _chosen(click_ctx, opts, files, printer)
     flags = RunSettings.of({k: opts[k] for k in chosen})
     spec = RunSpec(
         settings=files.under(flags),
@@ -80,6 +80,19 @@ def open_runtime(click_ctx: click.Context, opts: dict[str, Any], printer: Printe
     for hint in run.hints:
         printer.info(hint)
     return run
+
+
+def _chosen(click_ctx: click.Context, opts: dict[str, Any], files: FileConfig, printer: Printer) -> list[str]:
+    """The run settings the flags and the files give. A file's display and effort are for a thinking
+    that a flag's ``--thinking off`` turns off: they are left out (the effort with a line)."""
+    chosen = [k for k in RUN_SETTINGS if k in opts and (given(click_ctx, k) or k in files.values)]
+    flagged = RunSettings.of({k: opts[k] for k in chosen if given(click_ctx, k)})
+    for key in flagged.thinking_reset():
+        if key in chosen:
+            chosen.remove(key)
+            if key == "effort":
+                printer.info(f"--thinking off leaves out effort = {_toml_value(opts[key])} of {files.sources.get(key)}")
+    return chosen
 
 
 _REASONING_WORDS = {"thinking": "thinking", "thinking_display": "thinking", "effort": "effort"}

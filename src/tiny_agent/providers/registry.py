@@ -20,7 +20,7 @@ from tiny_agent.providers.http_errors import check_base_url
 from tiny_agent.providers.pricing import FREE, TokenPrices, maker_of, token_prices
 from tiny_agent.providers.profile import PRICING_IDS, ProviderProfile, profile_for
 from tiny_agent.providers.settings_check import SERVER_COMPACTION, check_settings
-from tiny_agent.providers.thinking import OFF, openai_reasons
+from tiny_agent.providers.thinking import OFF, as_thinking, openai_reasons
 from tiny_agent.providers.wire import checked_ttl, wire_of
 
 __all__ = [
@@ -118,7 +118,10 @@ def resolve_provider(
     ``http_client``, ...; the local provider gets those its constructor takes). Raises ``ConfigError``
     for an unknown name, a missing key, a base URL that is not an http(s) URL with a host, or when
     nothing is configured at all. The adapter is told the key's variable, for the message of a 401.
+    ``thinking`` is a ``Thinking`` or what ``--thinking`` takes ("adaptive", "off", 4096).
     """
+    if "thinking" in kwargs:
+        kwargs["thinking"] = as_thinking(kwargs["thinking"])
     if name is None and not any(env.get(v) for variables, _ in AUTO_ORDER for v in variables):
         name = "openai" if base_url else LOCAL  # a server URL with no key: an OpenAI-compatible server
     local = name is not None and name.strip().lower() == LOCAL

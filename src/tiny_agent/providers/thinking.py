@@ -24,6 +24,7 @@ __all__ = [
     "EarlierReasoning",
     "Thinking",
     "ThinkingCaps",
+    "as_thinking",
     "is_on",
     "openai_reasons",
     "parse_thinking",
@@ -81,6 +82,16 @@ def parse_thinking(
     if binding not in ("strict", "drop_block"):
         raise ConfigError(f"--thinking-binding takes strict or drop_block, not {binding!r}")
     return dataclasses.replace(_parse(value, display, effort), binding=binding)  # type: ignore[arg-type]
+
+
+def as_thinking(value: object) -> Thinking | None:
+    """``value`` as settings: a ``Thinking`` as it is, what ``--thinking`` takes ("adaptive", "off",
+    4096) parsed; one line for anything else."""
+    if value is None or isinstance(value, Thinking):
+        return value
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ConfigError(f'thinking must be "off", "adaptive", a token budget like 4096 or a Thinking, not {value!r}')
+    return parse_thinking(value)
 
 
 def _parse(value: str | int | None, display: str | None, effort: str | None) -> Thinking:

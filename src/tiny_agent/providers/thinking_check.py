@@ -25,6 +25,8 @@ def _checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
         raise ConfigError(f"--thinking off shows no thinking: leave out --thinking-display {thinking.display}")
     if caps.effort_only and (thinking.mode != "default" or (thinking.effort and not caps.efforts)):
         _check_effort_only(thinking, caps, model)
+    if thinking.mode == "off" and thinking.effort is not None and caps.reasoning_content:
+        raise ConfigError(f"--thinking off spends no reasoning effort on {model}: leave out --effort {thinking.effort}")
     if thinking.mode == "enabled" and not caps.manual:
         raise ConfigError(f"{model} does not take a thinking budget{_budget_hint(caps)}")
     if thinking.mode == "adaptive" and not (caps.adaptive or caps.reasoning_content):
