@@ -12,6 +12,7 @@ import pytest
 
 from tiny_agent.agent.loop import Agent, AgentConfig
 from tiny_agent.context.engine import ContextConfig
+from tiny_agent.observe.history import history_lines
 from tiny_agent.observe.view.whatifs import what_if_rows
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.providers.thinking import parse_thinking
@@ -103,3 +104,9 @@ def test_a_what_if_counts_the_summary_calls_reasoning(session: tuple[str, list[E
     assert all(c.output_tokens >= c.reasoning_tokens for c in summaries), "output carries the thinking"
     (found,) = what_if_rows(Recording.of(entries), [earlier])
     assert found["reasoning_tokens"] == result.replayed.total("reasoning_tokens")
+
+
+def test_sessions_show_names_how_a_compaction_kept_the_thinking_rules(tmp_path: Path) -> None:
+    entries = record(tmp_path, *SESSIONS["sonnet-5"])
+    compacted = [line for line in history_lines(entries) if "[compacted" in line]
+    assert compacted and all("(thinking: kept turns folded in)" in line for line in compacted), compacted

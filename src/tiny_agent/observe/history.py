@@ -91,7 +91,7 @@ class _Reader:
                 yield f"#{seq} [call failed: {error}]"
             case CompactionMark():
                 compaction = Compaction(
-                    value.messages, value.summary, value.record, value.tokens_before, value.tokens_after
+                    value.messages, value.summary, value.record, value.tokens_before, value.tokens_after, value.strategy
                 )
                 yield f"#{seq} " + format_event(CompactionEvent(compaction, tuple(self.summary_calls)))
                 self.summary_calls = []
