@@ -153,6 +153,8 @@ def test_flags_override_the_files(files: tuple[Path, Path], monkeypatch: pytest.
         ('[mcp.docs]\nurl = "https://h/mcp"\nheaders = { A = "${NOT_SET_ANYWHERE}" }', ("mcp.docs.headers.A",)),
         ('[[hooks.PreTool]]\ncommand = "x"', ("hooks.PreTool: unknown hook event; the events are: SessionStart",)),
         ("[[hooks.Stop]]\ntimeout = 3", ("hooks.Stop: a hook needs a command",)),
+        ('show_thinking = "yes"', ("show_thinking: must be true or false, not 'yes'",)),
+        ('allow_shell = "maybe"', ("allow_shell: must be true, false or one of 'ask', 'yes', 'off', not 'maybe'",)),
         ('[[hooks.Stop]]\ncommand = "x"\nmatcher = "["', ("hooks.Stop #1: the hook's matcher '[' is not a regular",)),
     ],
 )

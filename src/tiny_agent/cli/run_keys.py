@@ -53,7 +53,7 @@ def checked_value(key: str, value: Any, where: str) -> Any:
     option = run_option(key)
     if key in _SETTING_CHECKS:
         return _SETTING_CHECKS[key](value, where)
-    if option.is_flag and not isinstance(option.flag_value, bool):
+    if option.is_flag and isinstance(option.flag_value, str):  # a plain flag's is True, or click's UNSET
         return _flag_value(key, value, where)
     if option.is_flag and not isinstance(value, bool):
         raise ConfigError(f"{where}: must be true or false, not {value!r}")
@@ -87,6 +87,7 @@ def _flag_value(key: str, value: Any, where: str) -> Any:
     ``--allow-shell-yes`` "yes", ``--no-shell`` "off"): true is the first flag's, false "off", or a value."""
     command = click.command()(agent_options(lambda **_: None))
     values = [p.flag_value for p in command.params if isinstance(p, click.Option) and p.name == key]
+    values = [v for v in values if isinstance(v, str)]
     if isinstance(value, bool):
         return values[0] if value else ("off" if "off" in values else None)
     if value in values:
