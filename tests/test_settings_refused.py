@@ -138,6 +138,14 @@ REFUSED = [
         ["--provider", "deepseek", "--thinking", "off", "--effort", "high"],
         "--thinking off spends no reasoning effort on deepseek-v4-flash: leave out --effort high",
     ),
+    (
+        ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--thinking", "200000"],
+        "--thinking 200000 with the answer's room (max_tokens 204,096) leaves no room for a request",
+    ),
+    (
+        ["--provider", "deepseek", "--thinking-binding", "drop_block"],
+        "deepseek-v4-flash does not bind thinking blocks to their prefix (Claude 5 models do)",
+    ),
     (["--provider", "moonshot", "--effort", "high"], "kimi-k2.6 does not take --effort: its API refuses"),
     (["--provider", "deepseek", "--thinking", "2048"], "deepseek-v4-flash does not take a thinking budget: it thinks"),
     (["--provider", "moonshot", "--thinking", "2048"], "kimi-k2.6 does not take a thinking budget: it thinks"),
@@ -199,3 +207,20 @@ def test_thinking_off_given_leaves_out_the_files_display_and_effort(
     err = capsys.readouterr().err
     assert f'--thinking off leaves out effort = "low" of {tmp_path / "tiny-agent.toml"}' in err
     assert all(b["thinking"] == {"type": "disabled"} and "output_config" not in b for b in bodies), bodies
+
+
+def test_the_thinking_binding_flag_and_key_send_drop_block(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], keys: None, private_dirs: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("alpha " * 50)
+    task = Task("read a", [[("read_file", {"path": "a.txt"})]], "Read.")
+    rules = ThinkingRules()
+    with BillingFake([task, task], thinking=rules) as fake:
+        flags = ("--thinking", "2048", "--no-session")
+        assert main(thinking_run(tmp_path, fake, "flag", *flags, "--thinking-binding", "drop_block")) == 0
+        (tmp_path / "tiny-agent.toml").write_text('thinking_binding = "drop_block"\n')
+        assert main(thinking_run(tmp_path, fake, "file", *flags)) == 0
+        bodies = [b.body for route in ("flag", "file") for b in fake.bills(route)]
+    assert rules.rejected == []
+    binding = {"prefix_mismatch_behavior": "drop_block"}
+    assert bodies and all(b["thinking"].get("block_binding") == binding for b in bodies), bodies

@@ -70,6 +70,12 @@ def check_room(context: Context, provider: Provider, settings: RunSettings) -> N
     """The output cap and the compaction threshold against the window, before the first call."""
     window = context.context_window(provider)
     reply = reply_tokens(provider.render(context.prompt()))
+    budget = provider.profile.thinking.budget
+    if not reply < window and budget is not None and budget >= window // 2:
+        raise ConfigError(
+            f"--thinking {budget} with the answer's room (max_tokens {reply:,}) leaves no room for a request "
+            f"in the {window:,}-token window; give a smaller thinking budget"
+        )
     if not reply < window:
         given = "" if settings.max_tokens is not None else " (the default)"
         raise ConfigError(
@@ -123,8 +129,9 @@ def provider_of(settings: RunSettings, options: dict[str, Any], env: Mapping[str
         kwargs["api"] = settings.api
     if settings.server_compact_at is not None:
         kwargs["compact_threshold"] = settings.server_compact_at
-    if settings.thinking is not None or settings.thinking_display is not None or settings.effort is not None:
-        kwargs["thinking"] = parse_thinking(settings.thinking, settings.thinking_display, settings.effort)
+    parts = (settings.thinking, settings.thinking_display, settings.effort, settings.thinking_binding)
+    if any(part is not None for part in parts):
+        kwargs["thinking"] = parse_thinking(*parts[:3], binding=settings.thinking_binding or "strict")
     return resolve_provider(settings.provider, model=settings.model, base_url=settings.base_url, env=env, **kwargs)
 
 

@@ -81,7 +81,10 @@ class RunSettings:
     thinking_display: str | None = None
     """``summarized`` or ``omitted`` (Claude)."""
     effort: str | None = None
-    """``low``, ``medium``, ``high`` or ``max``, where the model has it."""
+    """``minimal``, ``low``, ``medium``, ``high``, ``xhigh`` or ``max``, where the model has it."""
+    thinking_binding: str | None = None
+    """``strict`` (None: strict) or ``drop_block``: what a preserved-thinking model does with a block
+    whose prefix changed, and so how a compaction keeps the rules (``context.shrink.thinking``)."""
 
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> RunSettings:
@@ -116,7 +119,7 @@ class RunSettings:
 
 
 RUN_SETTINGS = tuple(f.name for f in fields(RunSettings))
-THINKING_PARTS = ("thinking_display", "effort")
+THINKING_PARTS = ("thinking_display", "effort", "thinking_binding")
 """The settings of a thinking that ``--thinking off`` has no use for."""
 
 

@@ -219,6 +219,12 @@ agent_options = _stack(
     ),
     click.option("--show-thinking", is_flag=True, help="Print the model's thinking whole (dimmed), not folded."),
     click.option(
+        "--thinking-binding",
+        type=click.Choice(("strict", "drop_block")),
+        help="Preserved thinking: compact by folding the kept turns (strict, the default) or keep them and "
+        "let the API drop the blocks whose prefix changed (drop_block, beta). See docs/thinking.md.",
+    ),
+    click.option(
         "--effort",
         type=click.Choice(EFFORTS),
         help="Reasoning effort, where the model has it.",

@@ -27,6 +27,11 @@ def _checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
         _check_effort_only(thinking, caps, model)
     if thinking.mode == "off" and thinking.effort is not None and caps.reasoning_content:
         raise ConfigError(f"--thinking off spends no reasoning effort on {model}: leave out --effort {thinking.effort}")
+    if thinking.binding == "drop_block" and not caps.preserved:
+        raise ConfigError(
+            f"{model} does not bind thinking blocks to their prefix (Claude 5 models do): leave out "
+            "--thinking-binding drop_block"
+        )
     if thinking.mode == "enabled" and not caps.manual:
         raise ConfigError(f"{model} does not take a thinking budget{_budget_hint(caps)}")
     if thinking.mode == "adaptive" and not (caps.adaptive or caps.reasoning_content):

@@ -39,9 +39,11 @@ def recorded_thinking(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Th
                 named = value.fingerprint.get("thinking")
                 key = named if isinstance(named, str) else None
             elif isinstance(value, RunChange):
-                run.update({k: v for k, v in value.settings.items() if k in _RUN_KEYS})
+                run.update({k: v for k, v in value.settings.items() if k in (*_RUN_KEYS, "thinking_binding")})
             elif isinstance(value, CompactionMark) and value.strategy == DROP_BLOCK:
                 binding = DROP_BLOCK
+    if run.get("thinking_binding") == DROP_BLOCK:
+        binding = DROP_BLOCK
     try:
         if key is not None:
             return dataclasses.replace(thinking_of_key(key), binding=binding)  # type: ignore[arg-type]
