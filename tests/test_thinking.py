@@ -408,3 +408,11 @@ def test_the_config_file_takes_the_thinking_keys(tmp_path: Path, monkeypatch: py
     values = load_config(tmp_path).values  # run settings: applied where no flag is given
     found = tuple(checked_value(key, values[key], key) for key in ("thinking", "thinking_display", "effort"))
     assert found == ("4096", "omitted", "low")
+
+
+@pytest.mark.parametrize(
+    ("model", "sent"), [("claude-3-5-haiku-latest", None), ("claude-sonnet-4-5", {"type": "disabled"})]
+)
+def test_thinking_off_is_sent_only_to_a_model_that_thinks(model: str, sent: object) -> None:
+    body = adapter(model, "off").render(Prompt(("sys",), (), (Message.user("hi"),)))
+    assert body.get("thinking") == sent
