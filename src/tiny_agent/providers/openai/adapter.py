@@ -45,7 +45,7 @@ from tiny_agent.providers.retry import (
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
-from tiny_agent.providers.thinking import OFF, Thinking
+from tiny_agent.providers.thinking import OFF, Thinking, openai_reasons
 from tiny_agent.providers.thinking_check import checked
 from tiny_agent.types import (
     INVALID_JSON_KEY,
@@ -139,9 +139,11 @@ class OpenAICompatProvider:
         head = [{"role": "system", "content": system}] if system else []
         if rules.mode == "explicit":
             head = [as_parts(m) for m in head]
+        # The SDK: max_tokens "is not compatible with o-series models"; max_completion_tokens counts reasoning too.
+        cap = "max_completion_tokens" if openai_reasons(self.model) else "max_tokens"
         body: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": prompt.max_tokens or self.max_tokens,
+            cap: prompt.max_tokens or self.max_tokens,
             "messages": mark_messages(prompt, messages, head, rules),
         }
         if prompt.tools:
