@@ -4,7 +4,8 @@ From OpenAI's prompt-caching guide: the prefix is exact, and the settings that c
 model, the tools (their order too), ``parallel_tool_calls``, the response format, the reasoning
 effort and verbosity; ``prompt_cache_key`` routes the request to another machine's cache. The
 guide's advice on ``tool_choice`` (use it instead of removing tools) is that it does not change the
-prefix, so it is not here.
+prefix, so it is not here. DeepSeek's and Kimi's ``thinking`` switch changes how the conversation's
+turns are rendered (reasoning_content kept or left out): the messages, not the tools before them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ BREAKS = WireBreaks(
     settings=(
         Setting("model", "model-changed", "tools", "the model", "each model has its own cache"),
         Setting("reasoning_effort", "effort-changed", "tools", "the reasoning effort"),
+        Setting("thinking", "thinking-changed", "messages", "the thinking settings"),
         Setting("verbosity", "effort-changed", "tools", "the verbosity"),
         Setting("response_format", "response-format-changed", "tools", "the response format"),
         Setting("parallel_tool_calls", "tools-changed", "tools", "parallel_tool_calls"),
