@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import io
+import sys
 from pathlib import Path
+
+import pytest
 
 from tiny_agent.agent.loop import Agent, AgentConfig
 from tiny_agent.cli.printer import Printer
 from tiny_agent.testing import ScriptedProvider, tool_call
 from tiny_agent.tools.toolbox import Toolbox
 from tiny_agent.tools.workspace import Workspace
-from tiny_agent.types import Message, TextDelta
+from tiny_agent.types import Block, Message, TextBlock, TextDelta, ThinkingBlock, ThinkingDelta
 
 
 def test_a_streamed_answer_is_printed_once_after_its_turn_line(tmp_path: Path) -> None:
@@ -49,3 +52,88 @@ def test_in_a_chat_each_direct_answer_prints_once() -> None:
     finally:
         printer.close()
     assert out.getvalue() == "Hello.\nWorld.\n"
+
+
+class Screen:
+    """stdout and stderr as one terminal shows them: in the order they were written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.out, self.err = self._Stream(self), self._Stream(self)
+
+    class _Stream(io.StringIO):
+        def __init__(self, screen: Screen) -> None:
+            super().__init__()
+            self.screen = screen
+
+        def write(self, s: str) -> int:
+            self.screen.text += s
+            return super().write(s)
+
+        def isatty(self) -> bool:
+            return False
+
+
+THOUGHT = "The rota file will say. " * 10
+
+
+def run_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replies: list[Message], **kw: bool) -> str:
+    screen = Screen()
+    monkeypatch.setattr(sys, "stderr", screen.err)
+    printer = Printer(stream=True, out=screen.out, **kw)
+    try:
+        agent = Agent(
+            ScriptedProvider(replies),
+            Toolbox(Workspace(tmp_path).tools()),
+            config=AgentConfig(stream=True),
+            on_event=printer.event,
+        )
+        printer.answer(agent.run("Who works on Wednesday?").answer)
+    finally:
+        printer.close()
+    return screen.text
+
+
+def thinking_reply(*blocks: Block) -> Message:
+    return Message("assistant", (ThinkingBlock(THOUGHT, "sig"), *blocks))
+
+
+def test_a_streamed_answers_thinking_is_one_folded_line_above_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = run_streamed(tmp_path, monkeypatch, [thinking_reply(TextBlock("Wednesday: Tom"))])
+    assert text.count("thinking: The rota file will say.") == 1, text
+    assert text.index("thinking: ") < text.index("Wednesday: Tom"), "the thinking comes before the answer it led to"
+    assert f"({len(THOUGHT):,} chars)" in text, "folded to one line"
+
+
+def test_with_show_thinking_it_streams_whole_before_the_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = run_streamed(tmp_path, monkeypatch, [thinking_reply(TextBlock("Wednesday: Tom"))], show_thinking=True)
+    assert text.count("thinking: ") == 1 and THOUGHT.strip() in text, text
+    assert text.index(THOUGHT.strip()) < text.index("Wednesday: Tom")
+    assert "chars)" not in text
+
+
+def test_a_tool_turns_thinking_shows_once_and_the_next_turn_gets_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "rota.txt").write_text("Wednesday: Tom\n")
+    replies = [
+        thinking_reply(*tool_call("read_file", "c1", path="rota.txt").content),
+        Message("assistant", (ThinkingBlock("It says Tom.", "sig2"), TextBlock("Wednesday: Tom"))),
+    ]
+    text = run_streamed(tmp_path, monkeypatch, replies)
+    assert text.count("thinking: The rota file") == 1 and text.count("thinking: It says Tom.") == 1, text
+    assert text.index("thinking: The rota file") < text.index("thinking: It says Tom.") < text.index("Wednesday: Tom")
+
+
+def test_thinking_of_a_turn_cut_off_does_not_open_the_next_one() -> None:
+    out = io.StringIO()
+    printer = Printer(stream=True, out=out)
+    try:
+        printer.event(ThinkingDelta("half a thought"))
+        printer.answer("")  # the turn ended without a reply (an error, Ctrl-C)
+        printer.event(TextDelta("Hello."))
+    finally:
+        printer.close()
+    assert out.getvalue() == "Hello."

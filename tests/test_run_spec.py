@@ -11,6 +11,7 @@ import pytest
 from tiny_agent import Run, RunSettings
 from tiny_agent.agent.spec import SPEC_FIELDS, RunSpec
 from tiny_agent.cli import main
+from tiny_agent.errors import ConfigError
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import ScriptedProvider
 from tiny_agent.types import Message
@@ -143,3 +144,32 @@ def test_the_command_line_opens_one_spec(
     assert isinstance(spec, RunSpec)
     assert tuple(spec.pins) == ("from the file", "from a flag"), "the file's pins, then the flags'"
     assert spec.agent.max_steps == 4
+
+
+@pytest.mark.parametrize(
+    ("settings", "options", "named"),
+    [
+        ({"thinking": "2048"}, {"thinking": "adaptive"}, "RunSettings(thinking=...)"),
+        ({"max_tokens": 300}, {"max_tokens": 900}, "RunSettings(max_tokens=...)"),
+        ({"server_compact_at": 50_000}, {"compact_threshold": 80_000}, "RunSettings(server_compact_at=...)"),
+        ({}, {"model": "claude-sonnet-5"}, "RunSettings(model=...)"),
+        ({}, {"env": {}}, "RunSpec(env=...)"),
+    ],
+)
+def test_a_setting_given_twice_is_one_line_not_a_silent_choice(
+    tmp_path: Path, built: list[dict[str, Any]], settings: dict[str, Any], options: dict[str, Any], named: str
+) -> None:
+    spec = RunSpec(
+        settings=RunSettings(provider="anthropic", workspace=str(tmp_path), **settings), provider_options=options
+    )
+    with pytest.raises(ConfigError) as caught:
+        Run.open(spec)
+    assert named in str(caught.value) and "\n" not in str(caught.value)
+    assert built == [], "refused before any provider is built"
+
+
+def test_provider_options_still_carry_what_no_setting_holds(tmp_path: Path, built: list[dict[str, Any]]) -> None:
+    spec = RunSpec(settings=RunSettings(workspace=str(tmp_path), max_tokens=300), provider_options={"timeout": 5.0})
+    with Run.open(spec) as run:
+        assert run.run("hello").answer == "done"
+    assert built[0]["timeout"] == 5.0 and built[0]["max_tokens"] == 300

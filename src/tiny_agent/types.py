@@ -29,6 +29,7 @@ __all__ = [
     "TextBlock",
     "TextDelta",
     "ThinkingBlock",
+    "ThinkingDelta",
     "ToolResultBlock",
     "ToolSpec",
     "ToolUseBlock",
@@ -149,18 +150,14 @@ def block_from_dict(data: Mapping[str, Any]) -> Block:
     if kind == "tool_use":
         return ToolUseBlock(str(data["id"]), str(data["name"]), dict(data.get("input") or {}))
     if kind == "tool_result":
-        return ToolResultBlock(
-            str(data["tool_use_id"]), str(data.get("content", "")), bool(data.get("is_error", False))
-        )
+        return ToolResultBlock(str(data["tool_use_id"]), str(data.get("content", "")), bool(data.get("is_error")))
     if kind == "thinking":
         return ThinkingBlock(str(data.get("thinking", "")), str(data.get("signature", "")))
     if kind == "redacted_thinking":
         return RedactedThinkingBlock(str(data["data"]))
     if kind == "reasoning":
-        item = data.get("item")
-        return ReasoningBlock(
-            str(data.get("text", "")), dict(item) if isinstance(item, Mapping) else None, str(data.get("model", ""))
-        )
+        item = dict(data["item"]) if isinstance(data.get("item"), Mapping) else None
+        return ReasoningBlock(str(data.get("text", "")), item, str(data.get("model", "")))
     raise ValueError(f"unknown content block type: {kind!r}")
 
 
@@ -208,11 +205,7 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
 
 
 def _add(a: int | None, b: int | None) -> int | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a + b
+    return b if a is None else a if b is None else a + b
 
 
 @dataclass(frozen=True)
@@ -361,6 +354,13 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ThinkingDelta:
+    """A piece of the reply's reasoning as it streams in (thinking, reasoning_content or a summary)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class RetryNotice:
     """A provider call failed in a way a retry can fix; the next attempt starts after ``wait_seconds``."""
 
@@ -379,7 +379,7 @@ class ProviderNote:
     """A line an adapter says once (another model's encrypted reasoning left out after a switch)."""
 
 
-ProviderEvent = TextDelta | RetryNotice | ProviderNote
+ProviderEvent = TextDelta | ThinkingDelta | RetryNotice | ProviderNote
 OnProviderEvent = Callable[[ProviderEvent], None]
 
 

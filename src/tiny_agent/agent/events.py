@@ -9,7 +9,7 @@ from tiny_agent.agent.control import StopReason
 from tiny_agent.context.shrink.compaction import Compaction
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import CompactionError, TinyAgentError
-from tiny_agent.types import ProviderNote, RetryNotice, TextDelta, ToolResultBlock, ToolUseBlock
+from tiny_agent.types import ProviderNote, RetryNotice, TextDelta, ThinkingDelta, ToolResultBlock, ToolUseBlock
 
 __all__ = [
     "CallEvent",
@@ -111,6 +111,7 @@ Event = (
     | ClearEvent
     | KeepaliveNote
     | TextDelta
+    | ThinkingDelta
     | RetryNotice
     | ProviderNote
 )

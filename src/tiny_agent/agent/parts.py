@@ -120,19 +120,28 @@ def drop_if_empty(store: Store, session: Session, opened: list[bool]) -> None:
 
 
 def provider_of(settings: RunSettings, options: dict[str, Any], env: Mapping[str, str]) -> Provider:
-    kwargs = {k: v for k, v in options.items() if v is not None}
-    if settings.max_tokens is not None:
-        kwargs["max_tokens"] = settings.max_tokens
-    if settings.cache_ttl is not None:
-        kwargs["cache_ttl"] = settings.cache_ttl
-    if settings.api is not None:
-        kwargs["api"] = settings.api
-    if settings.server_compact_at is not None:
-        kwargs["compact_threshold"] = settings.server_compact_at
+    chosen: dict[str, Any] = {
+        "max_tokens": settings.max_tokens,
+        "cache_ttl": settings.cache_ttl,
+        "api": settings.api,
+        "compact_threshold": settings.server_compact_at,
+    }
     parts = (settings.thinking, settings.thinking_display, settings.effort, settings.thinking_binding)
     if any(part is not None for part in parts):
-        kwargs["thinking"] = parse_thinking(*parts[:3], binding=settings.thinking_binding or "strict")
-    return resolve_provider(settings.provider, model=settings.model, base_url=settings.base_url, env=env, **kwargs)
+        chosen["thinking"] = parse_thinking(*parts[:3], binding=settings.thinking_binding or "strict")
+    chosen = {k: v for k, v in chosen.items() if v is not None}
+    kwargs = {k: v for k, v in options.items() if v is not None}
+    twice = sorted(k for k in kwargs if k in chosen or k in ("model", "base_url", "env"))
+    if twice:
+        owner = "RunSpec" if twice[0] == "env" else "RunSettings"
+        name = {"compact_threshold": "server_compact_at"}.get(twice[0], twice[0])
+        raise ConfigError(
+            f"provider_options[{twice[0]!r}] is also a run setting: give it once, as {owner}({name}=...) "
+            "(provider_options are for what the session does not remember)"
+        )
+    return resolve_provider(
+        settings.provider, model=settings.model, base_url=settings.base_url, env=env, **{**kwargs, **chosen}
+    )
 
 
 def workspace_of(settings: RunSettings) -> Workspace:

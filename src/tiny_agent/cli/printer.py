@@ -19,7 +19,7 @@ from tiny_agent.agent.thinking_text import folded
 from tiny_agent.context.tokens import TokenLedger
 from tiny_agent.observe.call_lines import format_event, format_totals
 from tiny_agent.redaction import redact
-from tiny_agent.types import TextDelta
+from tiny_agent.types import TextDelta, ThinkingDelta
 
 __all__ = ["Printer", "safe_text"]
 
@@ -61,9 +61,14 @@ class Printer:
     ) -> None:
         self.quiet = quiet
         self.show_thinking = show_thinking
+        """Print the model's thinking whole (dimmed); else folded to one line."""
         self.thoughts: list[str] = []
         """Each turn's thinking, in order (``--json`` carries it)."""
-        """Print the model's thinking whole (dimmed); else folded to one line."""
+        self._thinking = ""
+        """The streamed thinking of the turn in progress."""
+        self._thinking_shown = False
+        """Whether that thinking is on the screen already (before the answer streamed under it)."""
+        self._open_thinking = False
         self.stream = stream
         """Whether answer text is printed as it arrives (then ``answer`` does not print it again)."""
         self.out = out or sys.stdout
@@ -92,6 +97,7 @@ class Printer:
     def line(self, text: str) -> None:
         """One line on stderr (even in quiet mode: for errors and the session line)."""
         self._close_stream_line()
+        self._close_thinking_line()
         self.err.print(safe_text(redact(text)), markup=False)
 
     def info(self, text: str) -> None:
@@ -100,8 +106,12 @@ class Printer:
             self.line(text)
 
     def event(self, event: Event) -> None:
+        if isinstance(event, ThinkingDelta):
+            self._think(event.text)
+            return
         if isinstance(event, TextDelta):
             if self.stream:
+                self._show_thinking()
                 self.out.write(safe_text(event.text))
                 self.out.flush()
                 self._open_line = not event.text.endswith("\n")
@@ -109,17 +119,21 @@ class Printer:
             return
         if self.stream and isinstance(event, ToolEvent):
             self.streamed = ""  # text of a turn that went on to call tools is not the answer
-        if isinstance(event, TurnEvent) and event.thinking:
-            self.thoughts.append(event.thinking)
-        if isinstance(event, TurnEvent) and event.thinking and not self.quiet:
-            shown = event.thinking if self.show_thinking else folded(event.thinking)
-            self._close_stream_line()
-            self.err.print(f"  thinking: {redact(shown)}", style="dim", markup=False, highlight=False)
+        if isinstance(event, TurnEvent):
+            self._close_thinking_line()
+            if event.thinking:
+                self.thoughts.append(event.thinking)
+            if event.thinking and not self.quiet and not self._thinking_shown:
+                self._thinking = event.thinking
+                self._show_thinking()
+            self._thinking, self._thinking_shown = "", False
         self.info(format_event(event))
 
     def answer(self, text: str) -> None:
         """The final answer on stdout, unless it was already streamed."""
         streamed, self.streamed = self.streamed, ""  # a chat's next turn starts afresh
+        self._close_thinking_line()
+        self._thinking, self._thinking_shown = "", False  # also after a turn cut in its thinking
         if self.stream and streamed and text.strip() == streamed.strip():
             self._close_stream_line()
             return
@@ -129,6 +143,33 @@ class Printer:
 
     def totals(self, ledger: TokenLedger) -> None:
         self.info(format_totals(ledger))
+
+    def _think(self, text: str) -> None:
+        """A piece of streamed thinking: on screen as it comes with ``show_thinking``, else kept
+        until the answer starts streaming (its one folded line goes above the answer)."""
+        if self.quiet or not self.stream:
+            return
+        self._thinking += text
+        if self.show_thinking:
+            if not self._thinking_shown:
+                self._close_stream_line()
+                self.err.print("  thinking: ", style="dim", end="", markup=False, highlight=False)
+            self.err.print(safe_text(redact(text)), style="dim", end="", markup=False, highlight=False)
+            self._thinking_shown = self._open_thinking = True
+
+    def _show_thinking(self) -> None:
+        """The thinking so far on its own line, unless it is on the screen already."""
+        self._close_thinking_line()
+        if self._thinking and not self._thinking_shown and not self.quiet:
+            shown = self._thinking if self.show_thinking else folded(self._thinking)
+            self._close_stream_line()
+            self.err.print(f"  thinking: {safe_text(redact(shown))}", style="dim", markup=False, highlight=False)
+            self._thinking_shown = True
+
+    def _close_thinking_line(self) -> None:
+        if self._open_thinking:
+            self.err.print()
+            self._open_thinking = False
 
     def _close_stream_line(self) -> None:
         if self._open_line:

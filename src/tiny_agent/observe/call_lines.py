@@ -20,7 +20,7 @@ from tiny_agent.agent.loop import (
     TurnEvent,
 )
 from tiny_agent.context.tokens import CallRecord, TokenLedger, same_layer, server_compaction
-from tiny_agent.types import ProviderNote, RetryNotice, TextDelta, Usage
+from tiny_agent.types import ProviderNote, RetryNotice, TextDelta, ThinkingDelta, Usage
 
 __all__ = ["cache_savings", "format_cost", "format_event", "format_totals", "format_usage", "server_compaction_text"]
 
@@ -98,7 +98,7 @@ def format_event(event: Event) -> str:
             return f"[retry {attempt + 1}/{most} in {wait:.1f}s: {reason}]"
         case ProviderNote(text=text):
             return f"[{text}]"
-        case TextDelta(text=text):
+        case TextDelta(text=text) | ThinkingDelta(text=text):
             return text
     raise TypeError(f"unknown event {event!r}")
 

@@ -15,16 +15,16 @@ from typing import Any, Protocol
 import httpx2
 
 from tiny_agent.providers.decode import is_event_stream, iter_sse, parse_json, reading, whole_json
-from tiny_agent.types import ModelResponse, OnProviderEvent, TextDelta
+from tiny_agent.types import ModelResponse, OnProviderEvent, ReasoningBlock, TextDelta, ThinkingBlock, ThinkingDelta
 
-__all__ = ["Accumulating", "OpenedStream", "consume", "open_stream"]
+__all__ = ["Accumulating", "OpenedStream", "consume", "open_stream", "whole_deltas"]
 
 
 class Accumulating(Protocol):
     """A wire's accumulator: events in, the whole answer's JSON out."""
 
-    def feed(self, payload: object) -> str:
-        """Take one event's payload; return the answer text it adds, else ""."""
+    def feed(self, payload: object) -> list[TextDelta | ThinkingDelta]:
+        """Take one event's payload; return the pieces of answer and reasoning text it adds."""
         ...
 
     def result(self, provider: str) -> dict[str, Any]:
@@ -92,19 +92,33 @@ def consume(
     process: Callable[[dict[str, Any]], ModelResponse],
     on_event: OnProviderEvent | None,
 ) -> ModelResponse:
-    """The rest of an opened stream as one ``ModelResponse``; text deltas go to ``on_event`` as they
-    arrive. The caller closes ``opened`` (also on Ctrl-C) and gives errors their ending."""
+    """The rest of an opened stream as one ``ModelResponse``; reasoning and text deltas go to
+    ``on_event`` as they arrive. The caller closes ``opened`` (also on Ctrl-C) and gives errors their ending."""
     if opened.whole is not None:
         with reading(provider):
             response = process(opened.whole)
-        if on_event is not None and response.message.text:
-            on_event(TextDelta(response.message.text))
+        if on_event is not None:
+            for delta in whole_deltas(response):
+                on_event(delta)
         return response
     with boundary():
         for payload in opened:
             with reading(provider):
-                text = accumulator.feed(payload)
-            if text and on_event is not None:  # outside ``reading``: the listener's errors stay its own
-                on_event(TextDelta(text))
+                deltas = accumulator.feed(payload)
+            for delta in deltas:
+                if delta.text and on_event is not None:  # outside ``reading``: the listener's errors stay its own
+                    on_event(delta)
     with reading(provider):
         return process(accumulator.result(provider))
+
+
+def whole_deltas(response: ModelResponse) -> list[TextDelta | ThinkingDelta]:
+    """The deltas a reply that arrived whole stands for: its readable reasoning first, then its text."""
+    thoughts = [
+        b.thinking if isinstance(b, ThinkingBlock) else b.text
+        for b in response.message.content
+        if isinstance(b, ThinkingBlock | ReasoningBlock)
+    ]
+    deltas: list[TextDelta | ThinkingDelta] = [ThinkingDelta("\n".join(t for t in thoughts if t))]
+    deltas.append(TextDelta(response.message.text))
+    return [d for d in deltas if d.text]

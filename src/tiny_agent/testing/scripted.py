@@ -18,7 +18,8 @@ from tiny_agent.providers.adapters import wire_adapter
 from tiny_agent.providers.base import Provider, Wire, render
 from tiny_agent.providers.pricing import TokenPrices
 from tiny_agent.providers.profile import ProviderProfile, profile_for
-from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, TextBlock, TextDelta, ToolUseBlock, Usage
+from tiny_agent.providers.streaming import whole_deltas
+from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, TextBlock, ToolUseBlock, Usage
 
 __all__ = ["ScriptedProvider", "tool_call"]
 
@@ -74,10 +75,11 @@ class ScriptedProvider:
         return render(self, prompt)
 
     def stream(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:
-        """``send``, then the answer's text as one delta."""
+        """``send``, then the answer's reasoning and text as one delta each."""
         response = self.send(body)
-        if on_event is not None and response.message.text:
-            on_event(TextDelta(response.message.text))
+        for delta in whole_deltas(response):
+            if on_event is not None:
+                on_event(delta)
         return response
 
     def send(self, body: dict[str, Any], *, on_event: OnProviderEvent | None = None) -> ModelResponse:

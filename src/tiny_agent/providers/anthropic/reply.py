@@ -22,7 +22,9 @@ from tiny_agent.types import (
     ReasoningBlock,
     RedactedThinkingBlock,
     TextBlock,
+    TextDelta,
     ThinkingBlock,
+    ThinkingDelta,
     ToolUseBlock,
     Usage,
 )
@@ -129,14 +131,14 @@ class Accumulator:
         self.content: list[dict[str, Any] | None] = []
         self.partial_json: dict[int, str] = {}
 
-    def feed(self, payload: object) -> str:
-        """Take one event; return the answer text it adds (a text delta), else ""."""
+    def feed(self, payload: object) -> list[TextDelta | ThinkingDelta]:
+        """Take one event; return the answer or thinking text it adds, if any."""
         event = expect(payload, dict, "a stream event")
         kind = event.get("type")
         if kind == "message_start":
             self.message = dict(expect(event.get("message"), dict, "message_start.message"))
             self.message["usage"] = dict(optional(self.message.get("usage"), dict, "message_start usage") or {})
-            return ""
+            return []
         if self.message is None:
             raise ShapeError(f"the stream sent {kind!r} before message_start")
         if kind == "content_block_start":
@@ -144,16 +146,17 @@ class Accumulator:
             self.content.extend([None] * (index + 1 - len(self.content)))
             self.content[index] = dict(expect(event.get("content_block"), dict, f"{kind}.content_block"))
         elif kind == "content_block_delta":
-            return self._delta(expect(event.get("index"), int, f"{kind}.index"), event.get("delta"))
+            added = self._delta(expect(event.get("index"), int, f"{kind}.index"), event.get("delta"))
+            return [added] if added is not None else []
         elif kind == "message_delta":
             delta = expect(event.get("delta"), dict, "message_delta.delta")
             if delta.get("stop_reason") is not None:
                 self.message["stop_reason"] = delta["stop_reason"]
             usage = optional(event.get("usage"), dict, "message_delta.usage") or {}
             self.message["usage"].update({k: v for k, v in usage.items() if v is not None})
-        return ""  # content_block_stop, message_stop and unknown events add nothing
+        return []  # content_block_stop, message_stop and unknown events add nothing
 
-    def _delta(self, index: int, raw: object) -> str:
+    def _delta(self, index: int, raw: object) -> TextDelta | ThinkingDelta | None:
         delta = expect(raw, dict, "content_block_delta.delta")
         block = self.content[index] if index < len(self.content) else None
         if block is None:
@@ -161,23 +164,23 @@ class Accumulator:
         if delta.get("type") == "text_delta":
             text = expect(delta.get("text"), str, "text_delta.text")
             block["text"] = expect(block.get("text", ""), str, f"content[{index}].text") + text
-            return scrub(text)  # type: ignore[no-any-return]
+            return TextDelta(scrub(text))
         if delta.get("type") == "thinking_delta":
             text = expect(delta.get("thinking"), str, "thinking_delta.thinking")
             block["thinking"] = expect(block.get("thinking", ""), str, f"content[{index}].thinking") + text
-            return ""
+            return ThinkingDelta(scrub(text))
         if delta.get("type") == "signature_delta":
             piece = expect(delta.get("signature"), str, "signature_delta.signature")
             block["signature"] = expect(block.get("signature", ""), str, f"content[{index}].signature") + piece
-            return ""
+            return None
         if delta.get("type") == "compaction_delta":
             # One delta carries the whole block (the SDK's own assembly sets its fields from it).
             block.update({k: v for k, v in delta.items() if k != "type"})
-            return ""
+            return None
         if delta.get("type") == "input_json_delta":
             piece = expect(delta.get("partial_json"), str, "input_json_delta.partial_json")
             self.partial_json[index] = self.partial_json.get(index, "") + piece
-        return ""
+        return None
 
     def result(self, provider: str) -> dict[str, Any]:
         """The whole answer; a stream that ended before its stop reason raises (a cut stream)."""

@@ -29,7 +29,7 @@ from tiny_agent.providers.decode import (
 from tiny_agent.providers.http_errors import response_error
 from tiny_agent.providers.openai import json_tools
 from tiny_agent.providers.openai.reasoning import reasoning_of
-from tiny_agent.types import Block, Message, ModelResponse, TextBlock, ToolUseBlock, Usage
+from tiny_agent.types import Block, Message, ModelResponse, TextBlock, TextDelta, ThinkingDelta, ToolUseBlock, Usage
 
 __all__ = ["FINISH_REASONS", "Accumulator", "normalise_usage", "process"]
 
@@ -142,28 +142,29 @@ class Accumulator:
         self.extra: dict[str, Any] = {}
         self.answer = AnswerText() if json_tools_mode else None
 
-    def feed(self, payload: object) -> str:
-        """Take one chunk; return the answer text it adds, else "". In the JSON tool mode that is
-        the decoded text of ``{"answer": ...}``, and nothing for a tool call."""
+    def feed(self, payload: object) -> list[TextDelta | ThinkingDelta]:
+        """Take one chunk; return the reasoning and answer text it adds. In the JSON tool mode the
+        answer text is the decoded text of ``{"answer": ...}``, and nothing for a tool call."""
         chunk = expect(payload, dict, "a stream chunk")
         if self.head is None:
             self.head = {k: chunk[k] for k in ("id", "object", "created", "model") if k in chunk}
         for key in ("usage", "timings"):
             if chunk.get(key) is not None:
                 self.extra[key] = chunk[key]
-        added = ""
+        added: list[TextDelta | ThinkingDelta] = []
         for i, raw in enumerate(optional(chunk.get("choices"), list, "'choices'") or []):
             choice = expect(raw, dict, f"choices[{i}]")
             if choice.get("index", 0) != 0:
                 continue
             delta = optional(choice.get("delta"), dict, "choices[0].delta") or {}
-            piece = optional(delta.get("content"), str, "delta.content")
-            if piece:
-                self.content.append(piece)
-                added += self.answer.feed(piece) if self.answer is not None else scrub(piece)
             thought = optional(delta.get("reasoning_content"), str, "delta.reasoning_content")
             if thought:
                 self.reasoning.append(thought)
+                added.append(ThinkingDelta(scrub(thought)))
+            piece = optional(delta.get("content"), str, "delta.content")
+            if piece:
+                self.content.append(piece)
+                added.append(TextDelta(self.answer.feed(piece) if self.answer is not None else scrub(piece)))
             refusal = optional(delta.get("refusal"), str, "delta.refusal")
             if refusal:
                 self.refusal.append(refusal)

@@ -20,7 +20,17 @@ from typing import Any
 
 from tiny_agent.providers.decode import ShapeError, count, expect, optional, scrub, tool_input
 from tiny_agent.providers.http_errors import response_error
-from tiny_agent.types import Block, Message, ModelResponse, ReasoningBlock, TextBlock, ToolUseBlock, Usage
+from tiny_agent.types import (
+    Block,
+    Message,
+    ModelResponse,
+    ReasoningBlock,
+    TextBlock,
+    TextDelta,
+    ThinkingDelta,
+    ToolUseBlock,
+    Usage,
+)
 
 __all__ = ["OPAQUE_ITEMS", "Accumulator", "cache_miss_reason", "normalise_usage", "process"]
 
@@ -116,20 +126,21 @@ class Accumulator:
         self.final: dict[str, Any] | None = None
         self.started = False
 
-    def feed(self, payload: object) -> str:
+    def feed(self, payload: object) -> list[TextDelta | ThinkingDelta]:
         event = expect(payload, dict, "a stream event")
         self.started = True
         kind = event.get("type")
         if kind == "response.output_text.delta":
-            delta = optional(event.get("delta"), str, "a text delta")
-            return scrub(delta) if delta else ""
+            return [TextDelta(scrub(optional(event.get("delta"), str, "a text delta") or ""))]
+        if kind == "response.reasoning_summary_text.delta":  # the readable part of a reasoning item
+            return [ThinkingDelta(scrub(optional(event.get("delta"), str, "a reasoning summary delta") or ""))]
         if kind == "response.output_item.done":
             self.items.append(expect(event.get("item"), dict, "a finished item"))
         elif kind in ("response.completed", "response.incomplete"):
             self.final = expect(event.get("response"), dict, "the completed response")
         elif kind in ("response.failed", "error"):
             raise ShapeError(f"the stream failed: {_error_text(event)}")
-        return ""
+        return []
 
     def result(self, provider: str) -> dict[str, Any]:
         if not self.started:
