@@ -51,6 +51,16 @@ ANSWERS: list[Any] = [
     ),
     ("anthropic", wire.anthropic_message([wire.text_block("cut at the lim")], None, "max_tokens")),
     ("anthropic", wire.anthropic_message([wire.text_block("odd \ud800 text, emoji 😀")])),
+    # Line breaks other than CR and LF, raw inside the JSON of an event: SSE does not split there.
+    (
+        "anthropic",
+        wire.anthropic_message(
+            [
+                {"type": "thinking", "thinking": "a\u2028b\u2029c\x85d\x0be\x0cf\x1cg", "signature": "EqQBCgIYAh"},
+                wire.text_block("quoted: \u2028 \u2029 \x85 \x1e and a long enough tail for pieces"),
+            ]
+        ),
+    ),
     ("openai", wire.openai_completion("A streamed answer, long enough for pieces.")),
     (
         "openai",
@@ -70,6 +80,7 @@ ANSWERS: list[Any] = [
         ),
     ),
     ("openai", wire.openai_completion(None, refusal="No.")),
+    ("openai", wire.openai_completion("quoted: \u2028 \u2029 \x85 \x1d and a long enough tail for pieces")),
 ]
 
 

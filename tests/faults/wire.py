@@ -159,9 +159,13 @@ def openai_error_chunk(kind: str = "server_error", message: str = "The server ha
 
 
 def sse(events: list[Event]) -> bytes:
-    """Events in the ``text/event-stream`` format."""
+    """Events in the ``text/event-stream`` format, their JSON in raw UTF-8 as the APIs send it (so
+    U+2028 and its kin stand unescaped inside strings; a lone surrogate, which UTF-8 cannot carry,
+    stays escaped)."""
     out = []
     for name, data in events:
-        text = data if isinstance(data, str) else json.dumps(data)
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        if any("\ud800" <= c <= "\udfff" for c in text):
+            text = json.dumps(data)
         out.append((f"event: {name}\n" if name else "") + f"data: {text}\n\n")
     return "".join(out).encode()

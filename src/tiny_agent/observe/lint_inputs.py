@@ -14,6 +14,7 @@ from typing import Any
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.observe.export import EXPORT_FORMAT, read_export
+from tiny_agent.providers.decode import jsonl_lines
 
 __all__ = ["load_bodies", "load_timed"]
 
@@ -41,7 +42,7 @@ def _timed(text: str, path: Path) -> list[tuple[str, Any, float | None]]:
     if text.lstrip().startswith('{"format": "' + EXPORT_FORMAT):
         from tiny_agent.observe.view.data import SessionView
 
-        info, entries = read_export(text.splitlines(), str(path))
+        info, entries = read_export(jsonl_lines(text), str(path))
         return list(SessionView.of(info, entries).timed_bodies())
     if path.suffix != ".jsonl":
         try:
@@ -55,7 +56,7 @@ def _timed(text: str, path: Path) -> list[tuple[str, Any, float | None]]:
                 (f"{path}[{i}]" if isinstance(data, list) else str(path), item, None) for i, item in enumerate(items)
             ]
     out: list[tuple[str, Any, float | None]] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(jsonl_lines(text), 1):
         if not line.strip():
             continue
         try:

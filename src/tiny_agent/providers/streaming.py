@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import httpx2
 
-from tiny_agent.providers.decode import is_event_stream, iter_sse, parse_json, reading, whole_json
+from tiny_agent.providers.decode import is_event_stream, iter_sse, parse_json, reading, sse_lines, whole_json
 from tiny_agent.types import ModelResponse, OnProviderEvent, ReasoningBlock, TextDelta, ThinkingBlock, ThinkingDelta
 
 __all__ = ["Accumulating", "OpenedStream", "consume", "open_stream", "whole_deltas"]
@@ -73,7 +73,7 @@ def open_stream(response: httpx2.Response, check: Callable[[str | None, Any], No
 
 
 def _payloads(response: httpx2.Response, check: Callable[[str | None, Any], None]) -> Iterator[Any]:
-    for event, data in iter_sse(response.iter_lines()):
+    for event, data in iter_sse(sse_lines(response.iter_text())):
         if data.strip() == "[DONE]":  # OpenAI's end marker
             return
         if event == "ping":

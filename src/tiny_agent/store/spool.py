@@ -41,7 +41,7 @@ class Spool:
         except FileNotFoundError:
             return []
         found = []
-        for line in text.splitlines():
+        for line in text.split("\n"):  # not splitlines: a body may hold a raw U+2028, which it splits at
             try:
                 row = json.loads(line)
                 found.append(Entry(row["kind"], row["body"], row["id"], int(row["seq"]), float(row["at"])))
