@@ -10,7 +10,7 @@ import pytest
 
 from tiny_agent.observe.lint_inputs import load_bodies
 from tiny_agent.observe.record import UPSTREAMS, _usage
-from tiny_agent.providers.decode import iter_sse, jsonl_lines, sse_lines
+from tiny_agent.providers.lines import iter_sse, jsonl_lines, sse_lines
 from tiny_agent.store.spool import Spool
 from tiny_agent.types import Entry
 

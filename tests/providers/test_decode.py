@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tiny_agent.providers.decode import AnswerText, ShapeError, expect, iter_sse, scrub, tool_input
+from tiny_agent.providers.decode import AnswerText, ShapeError, expect, scrub, tool_input
+from tiny_agent.providers.lines import iter_sse
 from tiny_agent.providers.openai.json_tools import parse_reply
 from tiny_agent.types import INVALID_JSON_KEY
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.observe.export import EXPORT_FORMAT, read_export
-from tiny_agent.providers.decode import jsonl_lines
+from tiny_agent.providers.lines import jsonl_lines
 
 __all__ = ["load_bodies", "load_timed"]
 

@@ -36,7 +36,7 @@ from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import TinyAgentError
 from tiny_agent.observe.record_prefix import body_fingerprint, recorded_miss, shared_messages
 from tiny_agent.providers.anthropic.reply import normalise_usage as anthropic_usage
-from tiny_agent.providers.decode import sse_lines
+from tiny_agent.providers.lines import sse_lines
 from tiny_agent.providers.openai.reply import normalise_usage as openai_usage
 from tiny_agent.providers.registry import offline_profile
 from tiny_agent.store import open_store

@@ -16,6 +16,7 @@ in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
 - ``decode``: the reading half of each adapter: bytes to plain JSON values, checked.
 - ``endpoint``: ``Endpoint``: where an adapter sends its calls and how it retries them, for every wire.
 - ``http_errors``: the error half of each adapter: which class a failure is, and its one-line message.
+- ``lines``: text split into lines where its format does: event streams, JSON lines.
 - ``local``: the embedded local model: a llama.cpp server on loopback (a package).
 - ``openai``: the OpenAI Chat Completions wire, for OpenAI, DeepSeek, Moonshot and llama.cpp (a package).
 - ``prefix``: a request's prefix as a prompt cache sees it: blocks in order, canonical bytes, estimates.

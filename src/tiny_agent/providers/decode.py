@@ -27,15 +27,12 @@ __all__ = [
     "count",
     "expect",
     "is_event_stream",
-    "iter_sse",
-    "jsonl_lines",
     "optional",
     "parse_json",
     "reading",
     "scrub",
     "scrub_blocks",
     "shape_error",
-    "sse_lines",
     "tool_input",
     "whole_json",
 ]
@@ -129,50 +126,6 @@ def is_event_stream(response: httpx2.Response) -> bool:
     """Whether a 200 answer to a streaming request is a stream; a server may answer whole instead."""
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     return kind not in ("application/json", "text/html", "text/plain")
-
-
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-
-
-def sse_lines(texts: Iterable[str]) -> Iterator[str]:
-    """The lines of an event stream arriving in pieces, split only where the SSE standard splits
-    them: CR LF, CR or LF. (``str.splitlines``, under httpx's ``iter_lines``, also splits at U+2028,
-    U+2029, U+0085 and more, which JSON leaves raw inside a string: an event whose text holds one
-    would be cut in two and be no JSON.) A line not ended when the stream ends is given last."""
-    rest = ""
-    for text in texts:
-        rest += text
-        held = "\r" if rest.endswith("\r") else ""  # may be the first half of a CR LF
-        *lines, rest = _NEWLINE.split(rest[: len(rest) - len(held)])
-        rest += held
-        yield from lines
-    if rest:
-        yield from _NEWLINE.split(rest.removesuffix("\r"))
-
-
-def jsonl_lines(text: str) -> list[str]:
-    """The lines of a JSON-lines text, split at LF (and CR LF) only: JSON written with
-    ``ensure_ascii=False`` leaves U+2028 and its kin raw in strings, where ``splitlines`` would cut."""
-    return [line.removesuffix("\r") for line in text.split("\n")]
-
-
-def iter_sse(lines: Iterable[str]) -> Iterator[tuple[str | None, str]]:
-    """Server-sent events as ``(event name, data)``. An event not closed by a blank line when the
-    stream ends is dropped, as the SSE standard says: it may be a cut piece."""
-    event: str | None = None
-    data: list[str] = []
-    for line in lines:
-        if not line:
-            if data:
-                yield event, "\n".join(data)
-            event, data = None, []
-        elif not line.startswith(":"):  # ":" starts a comment (a keep-alive)
-            field, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            if field == "event":
-                event = value
-            elif field == "data":
-                data.append(value)
 
 
 class AnswerText:

@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 import httpx2
 
-from tiny_agent.providers.decode import is_event_stream, iter_sse, parse_json, reading, sse_lines, whole_json
+from tiny_agent.providers.decode import is_event_stream, parse_json, reading, whole_json
+from tiny_agent.providers.lines import iter_sse, sse_lines
 from tiny_agent.types import ModelResponse, OnProviderEvent, ReasoningBlock, TextDelta, ThinkingBlock, ThinkingDelta
 
 __all__ = ["Accumulating", "OpenedStream", "consume", "open_stream", "whole_deltas"]
