@@ -79,7 +79,7 @@ def test_chat_compact_prints_each_summary_call(capsys: pytest.CaptureFixture[str
     provider = ScriptedProvider([*reads(), Message.assistant("prose")])
     converse(grown(provider), provider, ["/compact 2"])
     err = capsys.readouterr().err
-    assert "[summary 1 · in=" in err and "compacted 13 messages" in err
+    assert "[summary 1 · in=" in err and "[compacted · 13 messages -> summary" in err
 
 
 def test_sessions_show_has_a_line_for_each_summary_call(tmp_path: Path) -> None:

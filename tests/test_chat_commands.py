@@ -120,3 +120,30 @@ def test_a_manual_compact_reads_the_cache_as_the_automatic_one_does(
     summary = [c for c in ctx.ledger.calls[calls:] if c.purpose == "compaction"]
     assert summary and summary[0].usage.cache_read_tokens > 0, "the summary call read the cached prefix"
     assert "cache miss" not in err, err
+
+
+def test_the_compact_line_is_the_runs_and_names_the_thinking_strategy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The chat's /compact line said only the sizes; a run's compaction line and ``sessions show``
+    name how the thinking rules were kept. One formatter (``format_event``) now makes all three."""
+    from tiny_agent.agent.events import CompactionEvent
+    from tiny_agent.observe.call_lines import format_event
+    from tiny_agent.testing.thinking_server import ThinkingRules
+
+    with BillingFake([tour(tmp_path, "doc", 3)], thinking=ThinkingRules()) as fake:
+        url = fake.url("chat", "anthropic")
+        provider = resolve_provider("anthropic", model="claude-sonnet-5", base_url=url, env=ENV, thinking="adaptive")
+        toolbox = Toolbox(Workspace(tmp_path).tools())
+        agent = Agent(provider, toolbox, context=Context(DEFAULT_SYSTEM, toolbox.specs))
+        assert agent.run("tour the doc files").stop == "done"
+        ctx = agent.context
+        calls = len(ctx.ledger.calls)
+        capsys.readouterr()
+        converse(ctx, provider, ["/compact 1"])  # type: ignore[arg-type]
+        err = capsys.readouterr().err
+    assert ctx.compactions, err
+    summary = tuple(c for c in ctx.ledger.calls[calls:] if c.purpose == "compaction")
+    line = format_event(CompactionEvent(ctx.compactions[-1], summary))
+    assert "(thinking: kept turns folded in)" in line
+    assert line in err, err

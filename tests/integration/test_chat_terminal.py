@@ -81,7 +81,9 @@ def test_chat_in_a_real_terminal(
     mark = len(screen)
     pane.type("/compact 1")
     # The summary is the longest call of the test: on a busy machine the small model takes minutes.
-    screen = pane.wait_for(r"(compacted \d+ messages: context [\d,]+ -> [\d,]+ tokens|/compact: )", 600.0, mark)
+    screen = pane.wait_for(
+        r"(compacted · \d+ messages -> summary.* · context [\d,]+ -> [\d,]+ tokens|/compact: )", 600.0, mark
+    )
     screen = pane.wait_prompt(mark)
 
     mark = len(screen)

@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-from tiny_agent.types import Message, ReasoningBlock, RedactedThinkingBlock, ThinkingBlock
+from tiny_agent.providers.reasoning_shown import shown_reasoning
+from tiny_agent.types import Message
 
 __all__ = ["folded", "reasoning_text"]
 
 
 def reasoning_text(message: Message) -> str:
     """The thinking, reasoning_content and summaries of ``message``, in order; opaque blocks named."""
-    parts: list[str] = []
-    for block in message.content:
-        if isinstance(block, ThinkingBlock):
-            parts.append(block.thinking or "[thinking omitted]")
-        elif isinstance(block, RedactedThinkingBlock):
-            parts.append("[redacted thinking]")
-        elif isinstance(block, ReasoningBlock):
-            summary = block.item.get("summary") if block.item else None
-            texts = [s.get("text", "") for s in summary if isinstance(s, dict)] if isinstance(summary, list) else []
-            parts.append(block.text or " ".join(texts) or "[encrypted reasoning]")
-    return "\n".join(parts)
+    return "\n".join(shown for block in message.content if (shown := shown_reasoning(block)) is not None)
 
 
 def folded(text: str, width: int = 100) -> str:

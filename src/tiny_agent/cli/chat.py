@@ -18,7 +18,7 @@ from typing import Any
 import click
 import platformdirs
 
-from tiny_agent.agent.events import Event, call_events
+from tiny_agent.agent.events import CompactionEvent, Event, call_events
 from tiny_agent.cli.config_file import with_file_settings
 from tiny_agent.cli.options import agent_options
 from tiny_agent.cli.printer import Printer
@@ -188,12 +188,8 @@ class Commands:
         if done is None:
             self.printer.line("/compact: nothing to compact yet (too few turns)")
             return
-        cost = ctx.ledger.calls[before_calls:]
-        price = sum(c.cost_usd or 0.0 for c in cost)
-        self.printer.line(
-            f"compacted {done.compacted_messages} messages: context {done.tokens_before:,} -> "
-            f"{done.tokens_after:,} tokens; the summary cost ${price:.4f}"
-        )
+        summary = tuple(c for c in ctx.ledger.calls[before_calls:] if c.purpose == "compaction")
+        self.printer.line(format_event(CompactionEvent(done, summary)))  # the run's line, strategy and all
 
     def _call_lines(self, since: int) -> None:
         """A line for each call the ledger recorded since index ``since``, as a run prints them."""

@@ -256,13 +256,20 @@ _LAYERS = {
     # The Responses API's reasons (prompt_cache_diagnostics)
     "input_changed": ("message #", "a compaction", "clearing old tool output"),
     "context_compacted": ("a compaction",),
+    "reasoning_effort_changed": ("effort changed", "thinking settings changed"),
+    "verbosity_changed": ("effort changed",),
+    "text_format_changed": ("response format changed",),
+    "prompt_cache_key_changed": ("cache key changed",),
 }
+_NO_COMPARISON = frozenset({"previous_message_not_found", "unavailable", "comparison_response_not_found", "cache_miss"})
+"""What a provider says when it compared nothing (or gave no reason): nothing to agree or disagree with."""
 
 
 def same_layer(ours: str | None, theirs: str) -> bool:
-    """Whether tiny-agent's cause names the layer the provider's reason does."""
+    """Whether tiny-agent's cause names the layer the provider's reason does. A reason not known here
+    (``service_tier_changed``) names none of ours, so the line shows both."""
     kind = theirs.split(" ", 1)[0]
-    prefixes = _LAYERS.get(kind)
-    if prefixes is None:  # previous_message_not_found, unavailable: nothing to compare with
+    if kind in _NO_COMPARISON:
         return True
-    return ours is not None and ours.startswith(prefixes)
+    prefixes = _LAYERS.get(kind, ())
+    return ours is not None and bool(prefixes) and ours.startswith(prefixes)

@@ -30,6 +30,7 @@ in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
 - ``streaming``: a streamed answer, from its first event to the ``ModelResponse``.
 - ``wire``: ``WireFormat`` and the registry of wires (``WIRES``, ``wire_of``, ``detect_wire``).
 - ``reasoning_check``: the reasoning rules of each wire, by wire.
+- ``reasoning_shown``: what a reply's reasoning shows as when it has no text to show (omitted, redacted, encrypted).
 - ``thinking``: reasoning settings and what each model can do with them, declared (never probed).
 - ``thinking_check``: a run's reasoning settings held against what the model takes, before any call.
 """

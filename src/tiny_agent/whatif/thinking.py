@@ -28,8 +28,9 @@ _RUN_KEYS = ("thinking", "thinking_display", "effort")
 
 
 def recorded_thinking(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Thinking:
-    """The settings the session's newest turn call rendered; where its calls name none (a wire whose
-    profile keeps only an effort, such as Responses), the run's settings; else the model's default."""
+    """The settings the session's newest turn call rendered; where its calls name none (a Responses
+    session recorded before its effort was in the fingerprint), the run's settings; else the model's
+    default."""
     key: str | None = None
     run: dict[str, Any] = {}
     binding = "strict"

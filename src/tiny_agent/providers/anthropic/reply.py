@@ -15,6 +15,7 @@ from typing import Any
 from tiny_agent.providers.anthropic.compaction import billed_usage, is_compaction, server_compaction
 from tiny_agent.providers.decode import ShapeError, count, expect, optional, scrub, tool_input
 from tiny_agent.providers.http_errors import response_error
+from tiny_agent.providers.reasoning_shown import OMITTED, REDACTED
 from tiny_agent.types import (
     Block,
     Message,
@@ -130,6 +131,8 @@ class Accumulator:
         self.message: dict[str, Any] | None = None
         self.content: list[dict[str, Any] | None] = []
         self.partial_json: dict[int, str] = {}
+        self.thought = False
+        """Whether some thinking was given out already (a placeholder after it starts a new line)."""
 
     def feed(self, payload: object) -> list[TextDelta | ThinkingDelta]:
         """Take one event; return the answer or thinking text it adds, if any."""
@@ -144,17 +147,29 @@ class Accumulator:
         if kind == "content_block_start":
             index = expect(event.get("index"), int, f"{kind}.index")
             self.content.extend([None] * (index + 1 - len(self.content)))
-            self.content[index] = dict(expect(event.get("content_block"), dict, f"{kind}.content_block"))
-        elif kind == "content_block_delta":
+            self.content[index] = opened = dict(expect(event.get("content_block"), dict, f"{kind}.content_block"))
+            return self._placeholder(REDACTED) if opened.get("type") == "redacted_thinking" else []
+        if kind == "content_block_stop":
+            index = expect(event.get("index"), int, f"{kind}.index")
+            block = self.content[index] if index < len(self.content) else None
+            # Only at its end is a thinking block known to have streamed no text (display: omitted).
+            empty = block is not None and block.get("type") == "thinking" and not block.get("thinking")
+            return self._placeholder(OMITTED) if empty else []
+        if kind == "content_block_delta":
             added = self._delta(expect(event.get("index"), int, f"{kind}.index"), event.get("delta"))
             return [added] if added is not None else []
-        elif kind == "message_delta":
+        if kind == "message_delta":
             delta = expect(event.get("delta"), dict, "message_delta.delta")
             if delta.get("stop_reason") is not None:
                 self.message["stop_reason"] = delta["stop_reason"]
             usage = optional(event.get("usage"), dict, "message_delta.usage") or {}
             self.message["usage"].update({k: v for k, v in usage.items() if v is not None})
-        return []  # content_block_stop, message_stop and unknown events add nothing
+        return []  # message_stop and unknown events add nothing
+
+    def _placeholder(self, text: str) -> list[TextDelta | ThinkingDelta]:
+        """Thinking with no text to stream, said when it is known, on a line of its own."""
+        said, self.thought = self.thought, True
+        return [ThinkingDelta("\n" + text if said else text)]
 
     def _delta(self, index: int, raw: object) -> TextDelta | ThinkingDelta | None:
         delta = expect(raw, dict, "content_block_delta.delta")
@@ -168,6 +183,7 @@ class Accumulator:
         if delta.get("type") == "thinking_delta":
             text = expect(delta.get("thinking"), str, "thinking_delta.thinking")
             block["thinking"] = expect(block.get("thinking", ""), str, f"content[{index}].thinking") + text
+            self.thought = self.thought or bool(text)
             return ThinkingDelta(scrub(text))
         if delta.get("type") == "signature_delta":
             piece = expect(delta.get("signature"), str, "signature_delta.signature")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import closing
+from dataclasses import replace
 from typing import Any, Unpack
 
 import openai
@@ -37,6 +38,7 @@ from tiny_agent.providers.responses.reply import Accumulator, process
 from tiny_agent.providers.retry import Call, check_timeout
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
 from tiny_agent.providers.thinking import OFF, Thinking, openai_reasons, sent_effort
+from tiny_agent.providers.thinking_check import checked
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, ProviderNote
 
 __all__ = ["ResponsesProvider"]
@@ -74,7 +76,11 @@ class ResponsesProvider:
         self._profile = profile_for(
             name, "responses", model, pricing_id=pricing_provider_id, context_window=context_window
         )
-        self.effort = sent_effort(thinking or OFF, self._profile.thinking_caps)
+        # In the profile, as on the other wires: the call's fingerprint names it, so a redraw from the
+        # log (diagnosis, lint, replay) renders the effort each request was sent with.
+        caps = self._profile.thinking_caps
+        self._profile = replace(self._profile, thinking=checked(thinking or OFF, caps, model))
+        self.effort = sent_effort(self._profile.thinking, caps)
         self.key_env = key_env = self.endpoint.key_env
         self._timeout = check_timeout(self.endpoint.timeout)
         self._policy = self.endpoint.retry_policy()

@@ -20,6 +20,7 @@ from typing import Any
 
 from tiny_agent.providers.decode import ShapeError, count, expect, optional, scrub, tool_input
 from tiny_agent.providers.http_errors import response_error
+from tiny_agent.providers.reasoning_shown import shown_reasoning
 from tiny_agent.types import (
     Block,
     Message,
@@ -125,6 +126,8 @@ class Accumulator:
         self.items: list[dict[str, Any]] = []
         self.final: dict[str, Any] | None = None
         self.started = False
+        self.summarised: set[object] = set()
+        """The reasoning items whose summary (or placeholder) was given out."""
 
     def feed(self, payload: object) -> list[TextDelta | ThinkingDelta]:
         event = expect(payload, dict, "a stream event")
@@ -133,14 +136,27 @@ class Accumulator:
         if kind == "response.output_text.delta":
             return [TextDelta(scrub(optional(event.get("delta"), str, "a text delta") or ""))]
         if kind == "response.reasoning_summary_text.delta":  # the readable part of a reasoning item
+            self.summarised.add(event.get("item_id"))
             return [ThinkingDelta(scrub(optional(event.get("delta"), str, "a reasoning summary delta") or ""))]
         if kind == "response.output_item.done":
-            self.items.append(expect(event.get("item"), dict, "a finished item"))
-        elif kind in ("response.completed", "response.incomplete"):
+            item = expect(event.get("item"), dict, "a finished item")
+            self.items.append(item)
+            return self._unsummarised(item)
+        if kind in ("response.completed", "response.incomplete"):
             self.final = expect(event.get("response"), dict, "the completed response")
         elif kind in ("response.failed", "error"):
             raise ShapeError(f"the stream failed: {_error_text(event)}")
         return []
+
+    def _unsummarised(self, item: Mapping[str, Any]) -> list[TextDelta | ThinkingDelta]:
+        """A finished reasoning item whose summary did not stream: what it shows (its placeholder,
+        mostly), before the message items that follow it."""
+        if item.get("type") != "reasoning" or item.get("id") in self.summarised:
+            return []
+        said = bool(self.summarised)
+        self.summarised.add(item.get("id"))
+        shown = shown_reasoning(ReasoningBlock(item=item)) or ""
+        return [ThinkingDelta(scrub("\n" + shown if said else shown))]
 
     def result(self, provider: str) -> dict[str, Any]:
         if not self.started:
