@@ -134,14 +134,14 @@ agent_options = _stack(
     click.option(
         "--thinking-display",
         type=click.Choice(("summarized", "omitted")),
-        help="Claude's thinking text: summarized, or omitted (still signed, still billed).",
+        help="Claude's thinking text, beside --thinking: summarized, or omitted (still signed, still billed).",
     ),
     click.option("--show-thinking", is_flag=True, help="Print the model's thinking whole (dimmed), not folded."),
     click.option(
         "--thinking-binding",
         type=click.Choice(("strict", "drop_block")),
-        help="Preserved thinking: compact by folding the kept turns (strict, the default) or keep them and "
-        "let the API drop the blocks whose prefix changed (drop_block, beta). See docs/thinking.md.",
+        help="Preserved thinking, beside --thinking: compact by folding the kept turns (strict, the default) or "
+        "keep them and let the API drop the blocks whose prefix changed (drop_block, beta). See docs/thinking.md.",
     ),
     click.option(
         "--effort",
