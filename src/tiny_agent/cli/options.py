@@ -273,7 +273,12 @@ agent_options = _stack(
     click.option(
         "--json", "as_json", is_flag=True, help="Print one JSON object: answer, stop reason, steps, tokens, cost."
     ),
-    click.option("--no-stream", is_flag=True, help="Print the answer when it is complete instead of as it arrives."),
+    click.option(
+        "--no-stream/--stream",
+        default=None,
+        help="Print the answer whole once complete, or as it arrives (default: as it arrives on a terminal, "
+        "whole into a pipe or a file; --json prints it whole).",
+    ),
     click.option(
         "--otel",
         is_flag=True,
