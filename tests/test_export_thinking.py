@@ -101,7 +101,6 @@ def test_an_export_to_a_wire_that_sends_no_thinking_settings_says_what_it_left_o
     body = json.loads(out.out)
     assert "thinking" not in body and body["messages"]
     assert out.err.strip() == (
-        "tiny-agent: the body has no thinking settings (the session's: 2048): claude-sonnet-5 does not take a "
-        "thinking budget over this API: tiny-agent sends its reasoning settings on the Messages API "
-        "(--provider anthropic)"
+        "tiny-agent: the body has no thinking settings (the session's: 2048): claude-sonnet-5 takes --thinking 2048 "
+        "only on the Messages API (--provider anthropic): tiny-agent sends no reasoning settings over this API"
     )

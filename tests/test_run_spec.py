@@ -168,6 +168,42 @@ def test_a_setting_given_twice_is_one_line_not_a_silent_choice(
     assert built == [], "refused before any provider is built"
 
 
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"thinking": "adaptive", "max_tokens": 1000}, "RunSettings(max_tokens=...)"),
+        ({"thinking": "adaptive"}, "RunSettings(thinking=...)"),
+        ({"effort": "low"}, "RunSettings(effort=...)"),
+        ({"thinking_display": "omitted"}, "RunSettings(thinking_display=...)"),
+        ({"compact_threshold": 60_000}, "RunSettings(server_compact_at=...)"),
+        ({"cache_ttl": "1h"}, "RunSettings(cache_ttl=...)"),
+    ],
+)
+def test_a_run_setting_in_provider_options_is_refused_even_when_settings_leave_it_out(
+    tmp_path: Path, built: list[dict[str, Any]], options: dict[str, Any], named: str
+) -> None:
+    """provider_options are not remembered: a resume would drop the thinking and the cap they carried."""
+    settings = RunSettings(provider="anthropic", model="claude-sonnet-5", workspace=str(tmp_path))
+    with pytest.raises(ConfigError) as caught:
+        Run.open(RunSpec(settings=settings, provider_options=options))
+    assert named in str(caught.value) and "\n" not in str(caught.value)
+    assert built == []
+
+
+def test_an_unknown_provider_option_is_one_line_not_a_type_error(tmp_path: Path, built: list[dict[str, Any]]) -> None:
+    spec = RunSpec(settings=RunSettings(provider="anthropic", workspace=str(tmp_path)), provider_options={"timout": 5})
+    with pytest.raises(ConfigError, match=r"provider_options\['timout'\] is no adapter option; they are: .*timeout"):
+        Run.open(spec)
+    assert built == []
+
+
+def test_an_option_another_adapter_takes_is_one_line_not_a_type_error(tmp_path: Path) -> None:
+    settings = RunSettings(provider="anthropic", base_url="http://127.0.0.1:9", workspace=str(tmp_path))
+    spec = RunSpec(settings=settings, provider_options={"tool_mode": "json_schema"}, env={"ANTHROPIC_API_KEY": "k"})
+    with pytest.raises(ConfigError, match="the anthropic adapter does not take 'tool_mode'"):
+        Run.open(spec)
+
+
 def test_provider_options_still_carry_what_no_setting_holds(tmp_path: Path, built: list[dict[str, Any]]) -> None:
     spec = RunSpec(settings=RunSettings(workspace=str(tmp_path), max_tokens=300), provider_options={"timeout": 5.0})
     with Run.open(spec) as run:

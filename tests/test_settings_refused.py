@@ -98,6 +98,16 @@ def test_the_files_server_compact_at_is_checked_like_the_flag(
         ("thinking = 4096", ["--provider", "deepseek"], "thinking = 4096"),
         ('effort = "max"', ["--provider", "openai", "--api", "responses", "--model", "gpt-5.6"], 'effort = "max"'),
         ("server_compact_at = 1000", ["--provider", "deepseek"], "server_compact_at = 1000"),
+        (
+            'thinking_binding = "drop_block"',
+            ["--provider", "anthropic", "--model", "claude-sonnet-4-5"],
+            'thinking_binding = "drop_block"',
+        ),
+        (
+            'thinking_display = "omitted"',
+            ["--provider", "anthropic", "--model", "claude-sonnet-5"],
+            'thinking_display = "omitted"',
+        ),
     ],
 )
 def test_a_refused_setting_from_the_file_names_the_file_and_its_key(
@@ -117,22 +127,71 @@ def test_a_refused_flag_is_named_as_the_flag_even_where_a_file_sets_other_keys(
     assert "set by" not in one_line(capsys)
 
 
+def test_a_files_key_is_named_only_for_the_refusal_it_caused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], keys: None
+) -> None:
+    """The file's display is not what DeepSeek refused: the budget given as a flag is."""
+    (tmp_path / "tiny-agent.toml").write_text('thinking_display = "omitted"\n')
+    argv = ["--provider", "deepseek", "--thinking", "2048", "--base-url", NOWHERE, "--no-session"]
+    assert main([*argv, "--workspace", str(tmp_path), "hi"]) == 2
+    line = one_line(capsys)
+    assert line.startswith("tiny-agent: deepseek-v4-flash does not take a thinking budget"), line
+    assert "set by" not in line
+
+
 LOCAL = ["--provider", "local", "--base-url", NOWHERE]
 RESPONSES = ["--provider", "openai", "--api", "responses", "--model", "gpt-5.6", "--base-url", NOWHERE]
 ONLY = "--server-compact-at works only with --provider anthropic or --provider openai --api responses"
+CLAUDE_OVER_OPENAI = ["--provider", "openai", "--model", "claude-sonnet-5", "--base-url", NOWHERE]
+SONNET_5 = ["--provider", "anthropic", "--model", "claude-sonnet-5", "--base-url", NOWHERE]
+HAIKU_3_5 = ["--provider", "anthropic", "--model", "claude-3-5-haiku", "--base-url", NOWHERE]
+ON = "needs thinking on: add --thinking adaptive or --thinking N"
 REFUSED = [
-    ([*LOCAL, "--thinking", "2048"], "the local model does not take a thinking budget"),
-    ([*LOCAL, "--thinking", "adaptive"], "the local model has no adaptive thinking"),
-    ([*LOCAL, "--effort", "high"], "the local model does not take --effort high (it has no effort"),
-    ([*LOCAL, "--thinking-display", "omitted"], "the local model does not take --thinking-display"),
+    ([*LOCAL, "--thinking", "2048"], "the local model does not think: leave out --thinking 2048"),
+    ([*LOCAL, "--thinking", "adaptive"], "the local model does not think: leave out --thinking adaptive"),
+    ([*LOCAL, "--effort", "high"], "the local model does not think: leave out --effort high"),
+    ([*LOCAL, "--thinking-display", "omitted"], "the local model does not think: leave out --thinking-display omitted"),
+    ([*HAIKU_3_5, "--thinking", "adaptive"], "claude-3-5-haiku does not think: leave out --thinking adaptive"),
+    ([*HAIKU_3_5, "--thinking", "2048"], "claude-3-5-haiku does not think: leave out --thinking 2048"),
+    (
+        ["--provider", "openai", "--model", "gpt-4o-mini", "--thinking", "adaptive"],
+        "gpt-4o-mini does not think: leave out --thinking adaptive",
+    ),
     ([*LOCAL, "--server-compact-at", "60000"], "--server-compact-at works only with"),
     ([*RESPONSES, "--thinking", "2048"], "gpt-5.6 reasons by itself: leave out --thinking 2048; --effort low|"),
     (
-        ["--provider", "openai", "--model", "claude-sonnet-5", "--base-url", NOWHERE, "--thinking", "2048"],
-        "claude-sonnet-5 does not take a thinking budget over this API: tiny-agent sends its reasoning settings on "
-        "the Messages API (--provider anthropic)",
+        [*CLAUDE_OVER_OPENAI, "--thinking", "2048"],
+        "claude-sonnet-5 takes --thinking 2048 only on the Messages API (--provider anthropic): tiny-agent sends "
+        "no reasoning settings over this API",
     ),
-    ([*RESPONSES, "--thinking-display", "omitted"], "gpt-5.6 does not take --thinking-display"),
+    (
+        [*CLAUDE_OVER_OPENAI, "--thinking-binding", "drop_block"],
+        "claude-sonnet-5 takes --thinking-binding drop_block only on the Messages API (--provider anthropic): ",
+    ),
+    ([*CLAUDE_OVER_OPENAI, "--effort", "low"], "claude-sonnet-5 takes --effort low only on the Messages API"),
+    ([*SONNET_5, "--thinking-display", "omitted"], f"--thinking-display omitted {ON}"),
+    ([*SONNET_5, "--thinking-binding", "drop_block"], f"--thinking-binding drop_block {ON}"),
+    (
+        [*SONNET_5, "--thinking-display", "omitted", "--thinking-binding", "drop_block"],
+        "--thinking-display omitted and --thinking-binding drop_block need thinking on: add --thinking adaptive",
+    ),
+    (
+        ["--provider", "anthropic", "--model", "claude-opus-5-5", "--thinking-display", "omitted"],
+        "--thinking-display omitted needs thinking on: add --thinking adaptive",
+    ),
+    (
+        ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--thinking-display", "summarized"],
+        "--thinking-display summarized needs thinking on: add --thinking N (N >= 1024)",
+    ),
+    (
+        [*SONNET_5, "--thinking", "off", "--thinking-binding", "drop_block"],
+        "--thinking off binds no thinking blocks: leave out --thinking-binding drop_block",
+    ),
+    (
+        ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--thinking", "2048", "--effort", "low"],
+        "claude-sonnet-4-5 has no reasoning effort: leave out --effort low",
+    ),
+    ([*RESPONSES, "--thinking-display", "omitted"], "gpt-5.6 does not take --thinking-display: leave out"),
     ([*RESPONSES, "--effort", "max"], "gpt-5.6 does not take --effort max (it takes: low, medium, high, xhigh)"),
     (
         ["--provider", "deepseek", "--thinking", "off", "--effort", "high"],
@@ -144,7 +203,8 @@ REFUSED = [
     ),
     (
         ["--provider", "deepseek", "--thinking-binding", "drop_block"],
-        "deepseek-v4-flash does not bind thinking blocks to their prefix (Claude 5 models do)",
+        "deepseek-v4-flash has no preserved thinking, whose blocks are bound to their prefix: leave out "
+        "--thinking-binding drop_block",
     ),
     (["--provider", "moonshot", "--effort", "high"], "kimi-k2.6 does not take --effort: its API refuses"),
     (["--provider", "deepseek", "--thinking", "2048"], "deepseek-v4-flash does not take a thinking budget: it thinks"),
@@ -169,7 +229,12 @@ def test_a_setting_the_model_does_not_take_is_refused_before_any_call(
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"provider": "local", "thinking": "2048"}, "the local model does not take a thinking budget"),
+        ({"provider": "local", "thinking": "2048"}, "the local model does not think"),
+        ({"provider": "anthropic", "model": "claude-sonnet-5", "thinking_display": "omitted"}, "needs thinking on"),
+        (
+            {"provider": "anthropic", "model": "claude-fable-5-1", "thinking_binding": "drop_block"},
+            "add --thinking adaptive",
+        ),
         ({"provider": "moonshot", "effort": "high"}, "kimi-k2.6 does not take --effort"),
         ({"provider": "deepseek", "server_compact_at": 60000}, "--server-compact-at works only with"),
         ({"provider": "openai", "api": "responses", "model": "gpt-5.6", "effort": "max"}, "gpt-5.6 does not take"),
@@ -190,6 +255,10 @@ def test_what_each_model_takes_still_runs_where_it_is_declared(tmp_path: Path, k
         {"provider": "moonshot", "thinking": "off"},
         {"provider": "openai", "api": "responses", "model": "gpt-5.6", "effort": "high", "server_compact_at": 60000},
         {"provider": "anthropic", "thinking": "adaptive", "thinking_display": "omitted", "effort": "max"},
+        {"provider": "anthropic", "effort": "low"},  # Claude's effort goes out without thinking too
+        {"provider": "anthropic", "thinking_binding": "strict"},  # the API's own default: nothing to drop
+        {"provider": "anthropic", "model": "claude-3-5-haiku", "thinking": "off"},
+        {"provider": "openai", "model": "claude-sonnet-5", "thinking": "off"},
     ):
         with Run.open(None, settings=RunSettings(workspace=str(tmp_path), base_url=NOWHERE, **settings)) as run:
             assert run.provider.profile.model
@@ -205,7 +274,7 @@ def test_thinking_off_given_leaves_out_the_files_display_and_effort(
         assert main(thinking_run(tmp_path, fake, "off", "--thinking", "off", "--no-session")) == 0
         bodies = [b.body for b in fake.bills("off")]
     err = capsys.readouterr().err
-    assert f'--thinking off leaves out effort = "low" of {tmp_path / "tiny-agent.toml"}' in err
+    assert f'tiny-agent: --thinking off leaves out effort = "low" of {tmp_path / "tiny-agent.toml"}' in err
     assert all(b["thinking"] == {"type": "disabled"} and "output_config" not in b for b in bodies), bodies
 
 

@@ -141,8 +141,8 @@ def test_thinking_fields_effort_display_and_betas() -> None:
         ("claude-sonnet-5", "lots", {}, "off, adaptive or a token budget"),
         ("claude-sonnet-4-5", "adaptive", {}, "has no adaptive thinking"),
         ("claude-opus-5-5", "2048", {}, "does not take a thinking budget"),
-        ("claude-sonnet-4-5", "2048", {"effort": "max"}, "does not take --effort max"),
-        ("claude-3-5-haiku", "adaptive", {}, "has no adaptive thinking"),
+        ("claude-sonnet-4-5", "2048", {"effort": "max"}, "has no reasoning effort: leave out --effort max"),
+        ("claude-3-5-haiku", "adaptive", {}, "does not think: leave out --thinking adaptive"),
     ],
 )
 def test_an_unsupported_setting_is_one_line_before_any_call(model: str, thinking: str, kw: dict, message: str) -> None:

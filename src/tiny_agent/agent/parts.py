@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, compose_system, looks_volatile
@@ -16,6 +16,7 @@ from tiny_agent.context.session import Session
 from tiny_agent.context.shrink.registry import policy_named
 from tiny_agent.context.size_guard import reply_tokens
 from tiny_agent.errors import ConfigError, TinyAgentError
+from tiny_agent.providers.adapters import ADAPTER_OPTIONS
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.profile import ProviderProfile
@@ -131,17 +132,31 @@ def provider_of(settings: RunSettings, options: dict[str, Any], env: Mapping[str
         chosen["thinking"] = parse_thinking(*parts[:3], binding=settings.thinking_binding or "strict")
     chosen = {k: v for k, v in chosen.items() if v is not None}
     kwargs = {k: v for k, v in options.items() if v is not None}
-    twice = sorted(k for k in kwargs if k in chosen or k in ("model", "base_url", "env"))
-    if twice:
-        owner = "RunSpec" if twice[0] == "env" else "RunSettings"
-        name = {"compact_threshold": "server_compact_at"}.get(twice[0], twice[0])
-        raise ConfigError(
-            f"provider_options[{twice[0]!r}] is also a run setting: give it once, as {owner}({name}=...) "
-            "(provider_options are for what the session does not remember)"
-        )
+    _check_options(kwargs)
     return resolve_provider(
         settings.provider, model=settings.model, base_url=settings.base_url, env=env, **{**kwargs, **chosen}
     )
+
+
+_SETTING_OF = {"compact_threshold": "server_compact_at"}
+"""The run setting an adapter's keyword of another name carries."""
+_SETTINGS = frozenset({*(f.name for f in fields(RunSettings)), "env"})
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    """``provider_options`` hold what the session does not remember: a run setting there would be sent
+    on this run and dropped by the next one that resumes it; an unknown key is one line too."""
+    for key in sorted(options):
+        name = _SETTING_OF.get(key, key)
+        if name in _SETTINGS:
+            owner, what = ("RunSpec", "a RunSpec field") if name == "env" else ("RunSettings", "a run setting")
+            raise ConfigError(
+                f"provider_options[{key!r}] is {what}: give it as {owner}({name}=...) "
+                "(provider_options are for what the session does not remember)"
+            )
+        if key not in ADAPTER_OPTIONS:
+            known = ", ".join(sorted(k for k in ADAPTER_OPTIONS if _SETTING_OF.get(k, k) not in _SETTINGS))
+            raise ConfigError(f"provider_options[{key!r}] is no adapter option; they are: {known}")
 
 
 def workspace_of(settings: RunSettings) -> Workspace:

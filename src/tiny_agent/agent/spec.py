@@ -57,7 +57,8 @@ class RunSpec:
     """Hears every event of the run (calls, tool results, compactions, ...)."""
     provider_options: Mapping[str, Any] = field(default_factory=dict)
     """Go to the adapter (``timeout``, ``max_retries``...); not remembered. A key that a setting holds
-    (``thinking``, ``max_tokens``, ``model``...) is refused in one line: give it in ``settings``."""
+    (``thinking``, ``max_tokens``, ``model``...) is refused in one line: give it in ``settings``; so is
+    a key no adapter takes."""
     otel: bool = False
     """Export OpenTelemetry spans of each run (also on when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is in ``env``)."""
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)

@@ -7,8 +7,9 @@
 - ``config_name``: the file's name, apart so the options can name it.
 - ``lint``: ``tiny-agent lint FILE.json``: the hazards of a request body, before anything is spent.
 - ``local``: ``tiny-agent local start|stop|status``: one warm llama.cpp server that outlives runs.
-- ``options``: the flags ``run`` and ``chat`` share, with parsers that say exactly what to fix.
+- ``options``: the flags ``run`` and ``chat`` share.
 - ``output``: writing a command's output to a file the user named (atomically) or to stdout.
+- ``param_types``: the flags' value types (a fraction or a count, a number above zero...), which say what to fix.
 - ``printer``: everything the CLI prints: streamed text on stdout, one line per event on stderr, totals.
 - ``record``: ``tiny-agent record -- CMD``: another program's model calls stored as a session.
 - ``replay``: ``tiny-agent replay ID``: what a stored session would have cost under another policy.

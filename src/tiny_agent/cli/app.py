@@ -20,8 +20,8 @@ from click_default_group import DefaultGroup
 
 from tiny_agent.agent.loop import RunResult
 from tiny_agent.cli.config_file import with_file_settings
-from tiny_agent.cli.options import agent_options
-from tiny_agent.cli.printer import Printer
+from tiny_agent.cli.options import agent_options, given
+from tiny_agent.cli.printer import Printer, streams
 from tiny_agent.cli.runtime import Runtime, open_runtime
 from tiny_agent.cli.task_input import piped_task, stdin_is_terminal
 from tiny_agent.cli.typos import refuse_a_misspelt_command
@@ -144,6 +144,8 @@ def run_command(ctx: click.Context, /, task: tuple[str, ...], **opts: Any) -> in
         raise click.UsageError("no task: say what the agent should do, or pipe it in")
     if not text.strip():
         raise click.UsageError("the task is empty: say what the agent should do")
+    if opts["as_json"] and opts["no_stream"] is False and given(ctx, "no_stream"):
+        raise click.UsageError("--json prints the answer inside one object: leave out --stream")
     printer = _printer(opts)
     try:
         runtime = open_runtime(ctx, opts, printer)
@@ -158,7 +160,7 @@ def run_command(ctx: click.Context, /, task: tuple[str, ...], **opts: Any) -> in
 
 
 def _printer(opts: dict[str, Any]) -> Printer:
-    stream = not opts["no_stream"] and not opts["as_json"] and sys.stdout.isatty()
+    stream = not opts["as_json"] and streams(opts["no_stream"])  # a file's no_stream = false yields to --json
     quiet = opts["quiet"] or opts["as_json"]
     return Printer(quiet=quiet, verbose=opts["verbose"], stream=stream, show_thinking=bool(opts.get("show_thinking")))
 

@@ -21,7 +21,7 @@ import platformdirs
 from tiny_agent.agent.events import CompactionEvent, Event, call_events
 from tiny_agent.cli.config_file import with_file_settings
 from tiny_agent.cli.options import agent_options
-from tiny_agent.cli.printer import Printer
+from tiny_agent.cli.printer import Printer, streams
 from tiny_agent.cli.runtime import Runtime, open_runtime
 from tiny_agent.context.session import Session
 from tiny_agent.errors import CompactionError, ConfigError, TinyAgentError
@@ -54,8 +54,9 @@ def chat_command(ctx: click.Context, /, **opts: Any) -> int:
 
 
 def chat_loop(click_ctx: click.Context, opts: dict[str, Any]) -> int:
-    stream = not opts["no_stream"] and sys.stdout.isatty()
-    printer = Printer(verbose=opts["verbose"], stream=stream, show_thinking=bool(opts.get("show_thinking")))
+    printer = Printer(
+        verbose=opts["verbose"], stream=streams(opts["no_stream"]), show_thinking=bool(opts.get("show_thinking"))
+    )
     try:
         runtime = open_runtime(click_ctx, opts, printer, keepalive="auto")
     except BaseException:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from tiny_agent.cli.options import Positive
+from tiny_agent.cli.param_types import Positive
 from tiny_agent.providers.local import llama_server
 
 __all__ = ["local_group"]

@@ -1,4 +1,4 @@
-"""The flags ``run`` and ``chat`` share, with parsers that say exactly what to fix.
+"""The flags ``run`` and ``chat`` share; their values are parsed by ``param_types``, which say exactly what to fix.
 
 Defaults are read from the config classes (``AgentConfig``, ``ContextConfig``), never repeated
 here. Flags that shape a session (provider, model, workspace, rules, thresholds) are recorded in
@@ -7,7 +7,6 @@ it: on a resume, a flag not given keeps the session's value, a flag given overri
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -19,8 +18,9 @@ from tiny_agent.agent.budget import STOP_SHARE
 from tiny_agent.agent.loop import AgentConfig
 from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, LOCAL_TIMEOUT
 from tiny_agent.cli.config_name import CONFIG_NAME
+from tiny_agent.cli.param_types import CompactAt, NonNegative, PolicyName, Positive
 from tiny_agent.context.engine import ContextConfig
-from tiny_agent.context.shrink.registry import POLICIES, policy_named, policy_names
+from tiny_agent.context.shrink.registry import POLICIES
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, TTLS, WRITE_MULTIPLIER
@@ -30,17 +30,7 @@ from tiny_agent.store.location import STORE_ENV, default_location, is_postgres
 from tiny_agent.tools.hooks import HOOK_EVENTS
 from tiny_agent.tools.mcp.tools import DEFAULT_MCP_TIMEOUT, HEADER_ENV
 
-__all__ = [
-    "CONFIG_FLAGS",
-    "PROVIDER_FLAGS",
-    "CompactAt",
-    "NonNegative",
-    "PolicyName",
-    "Positive",
-    "agent_options",
-    "existing_store",
-    "given",
-]
+__all__ = ["CONFIG_FLAGS", "PROVIDER_FLAGS", "agent_options", "existing_store", "given", "store_option"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,77 +38,6 @@ CONFIG_FLAGS = ("compact_at", "keep_turns", "context_window", "policy")
 """Flags that set the engine's thresholds (``ContextConfig``), recorded in the session."""
 PROVIDER_FLAGS = ("timeout", "max_retries")
 """Flags that go to the adapter for this run only."""
-
-
-class CompactAt(click.ParamType[float]):
-    name = "X"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"expected a fraction like 0.8 or a token count like 12000, not {value!r}", param, ctx)
-        if not math.isfinite(number) or number <= 0 or (number > 1 and not number.is_integer()):
-            self.fail(
-                f"{value!r}: give a fraction of the window in (0, 1] like 0.8, or a whole token count like 12000",
-                param,
-                ctx,
-            )
-        return number
-
-
-class Positive(click.ParamType[float]):
-    """A number above zero: ``Positive(int)`` for counts, ``Positive(float)`` for seconds and dollars."""
-
-    def __init__(self, kind: type[int] | type[float], unit: str = "") -> None:
-        self.kind = kind
-        self.unit = unit
-        self.name = "N" if kind is int else "X"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | float:
-        if isinstance(value, self.kind) and not isinstance(value, bool):
-            number: int | float = value
-        else:
-            try:
-                number = self.kind(str(value).strip())
-            except ValueError:
-                what = "a whole number" if self.kind is int else "a number"
-                self.fail(f"expected {what}{self.unit}, not {value!r}", param, ctx)
-        if self.kind is int and number < 1:
-            self.fail(f"must be at least 1, not {value}", param, ctx)
-        if not math.isfinite(number) or number <= 0:
-            self.fail(f"must be more than 0{self.unit}, not {value}", param, ctx)
-        return number
-
-
-class PolicyName(click.ParamType[str]):
-    """A compaction policy's name, looked up in the registry when given (one of your own included)."""
-
-    name = "NAME"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        try:
-            return policy_named(str(value).strip()).name
-        except ConfigError as exc:
-            self.fail(str(exc), param, ctx)
-
-    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-        from click.shell_completion import CompletionItem
-
-        return [CompletionItem(name) for name in policy_names() if name.startswith(incomplete)]
-
-
-class NonNegative(click.ParamType[int]):
-    name = "N"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        try:
-            number = int(str(value).strip())
-        except ValueError:
-            self.fail(f"expected a whole number, not {value!r}", param, ctx)
-        if number < 0:
-            self.fail(f"must be 0 or more, not {number}", param, ctx)
-        return number
 
 
 def existing_store(store: str | None) -> str | None:
@@ -215,14 +134,14 @@ agent_options = _stack(
     click.option(
         "--thinking-display",
         type=click.Choice(("summarized", "omitted")),
-        help="Claude's thinking text: summarized, or omitted (still signed, still billed).",
+        help="Claude's thinking text, beside --thinking: summarized, or omitted (still signed, still billed).",
     ),
     click.option("--show-thinking", is_flag=True, help="Print the model's thinking whole (dimmed), not folded."),
     click.option(
         "--thinking-binding",
         type=click.Choice(("strict", "drop_block")),
-        help="Preserved thinking: compact by folding the kept turns (strict, the default) or keep them and "
-        "let the API drop the blocks whose prefix changed (drop_block, beta). See docs/thinking.md.",
+        help="Preserved thinking, beside --thinking: compact by folding the kept turns (strict, the default) or "
+        "keep them and let the API drop the blocks whose prefix changed (drop_block, beta). See docs/thinking.md.",
     ),
     click.option(
         "--effort",
@@ -354,7 +273,12 @@ agent_options = _stack(
     click.option(
         "--json", "as_json", is_flag=True, help="Print one JSON object: answer, stop reason, steps, tokens, cost."
     ),
-    click.option("--no-stream", is_flag=True, help="Print the answer when it is complete instead of as it arrives."),
+    click.option(
+        "--no-stream/--stream",
+        default=None,
+        help="Print the answer whole once complete, or as it arrives (default: as it arrives on a terminal, "
+        "whole into a pipe or a file; --json prints it whole).",
+    ),
     click.option(
         "--otel",
         is_flag=True,

@@ -21,7 +21,18 @@ from tiny_agent.observe.call_lines import format_event, format_totals
 from tiny_agent.redaction import redact
 from tiny_agent.types import TextDelta, ThinkingDelta
 
-__all__ = ["Printer", "safe_text"]
+__all__ = ["Printer", "safe_text", "streams"]
+
+
+def streams(no_stream: bool | None, out: TextIO | None = None) -> bool:
+    """Whether the answer is printed as it arrives: as ``--stream`` or ``--no-stream`` say; given
+    neither, only on a terminal (a pipe or a file gets it whole, once)."""
+    if no_stream is not None:
+        return not no_stream
+    try:
+        return (out or sys.stdout).isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def safe_text(text: str) -> str:

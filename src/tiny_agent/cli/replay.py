@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from tiny_agent.cli.options import CompactAt, PolicyName, Positive, existing_store, given, store_option
+from tiny_agent.cli.options import existing_store, given, store_option
+from tiny_agent.cli.param_types import CompactAt, PolicyName, Positive
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.cache_rules import TTLS
 from tiny_agent.providers.registry import PROVIDER_NAMES

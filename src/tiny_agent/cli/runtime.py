@@ -23,6 +23,7 @@ from tiny_agent.cli.config_file import FileConfig, load_config
 from tiny_agent.cli.options import CONFIG_FLAGS, PROVIDER_FLAGS, given
 from tiny_agent.cli.printer import Printer
 from tiny_agent.errors import ConfigError
+from tiny_agent.providers.thinking_check import SettingRefused
 from tiny_agent.store import open_store
 from tiny_agent.tools.hooks import Hook
 from tiny_agent.tools.mcp.tools import DEFAULT_MCP_TIMEOUT, McpServer, headers_from_env
@@ -91,18 +92,25 @@ def _chosen(click_ctx: click.Context, opts: dict[str, Any], files: FileConfig, p
         if key in chosen:
             chosen.remove(key)
             if key == "effort":
-                printer.info(f"--thinking off leaves out effort = {_toml_value(opts[key])} of {files.sources.get(key)}")
+                where = files.sources.get(key)
+                printer.info(f"tiny-agent: --thinking off leaves out effort = {_toml_value(opts[key])} of {where}")
     return chosen
 
 
-_REASONING_WORDS = {"thinking": "thinking", "thinking_display": "thinking", "effort": "effort"}
-_REASONING_WORDS["server_compact_at"] = "server-compact"
+_FLAGS = {"thinking": "--thinking", "thinking_display": "--thinking-display", "effort": "--effort"}
+_FLAGS |= {"thinking_binding": "--thinking-binding", "server_compact_at": "--server-compact-at"}
+_WORDS = {"thinking": "thinking", "thinking_display": "thinking", "effort": "effort"}
+_WORDS["server_compact_at"] = "server-compact"
 
 
 def _named_origin(exc: ConfigError, files: FileConfig, from_files: list[str]) -> ConfigError:
     """A refused reasoning setting that a file gave, not a flag: the line names the file and its key,
-    since the words of the refusal are those of the flag."""
-    said = [k for k in from_files if k in _REASONING_WORDS and _REASONING_WORDS[k] in str(exc)]
+    since the words of the refusal are those of the flag. A model's refusal names the flags at fault;
+    another line (the window's room, server compaction) is known by its words."""
+    if isinstance(exc, SettingRefused):
+        said = [k for k in from_files if _FLAGS.get(k) in exc.flags]
+    else:
+        said = [k for k in from_files if k in _WORDS and _WORDS[k] in str(exc)]
     if not said:
         return exc
     where = "; ".join(f"{k} = {_toml_value(files.values[k])} in {files.sources.get(k, 'a config file')}" for k in said)

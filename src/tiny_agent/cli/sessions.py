@@ -12,8 +12,9 @@ from typing import Any
 
 import click
 
-from tiny_agent.cli.options import NonNegative, Positive, store_option
+from tiny_agent.cli.options import store_option
 from tiny_agent.cli.output import write_lines, write_stdout
+from tiny_agent.cli.param_types import NonNegative, Positive
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.session import Session
 from tiny_agent.errors import ConfigError, UnreadableEntry

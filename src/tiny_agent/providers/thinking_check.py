@@ -4,55 +4,104 @@ the API and never a setting dropped in silence."""
 
 from __future__ import annotations
 
-from tiny_agent.errors import ConfigError
-from tiny_agent.providers.thinking import Thinking, ThinkingCaps
+from typing import NoReturn
 
-__all__ = ["checked"]
+from tiny_agent.errors import ConfigError
+from tiny_agent.providers.thinking import MIN_BUDGET, Thinking, ThinkingCaps
+
+__all__ = ["SettingRefused", "checked"]
+
+THINKING, DISPLAY, BINDING, EFFORT = "--thinking", "--thinking-display", "--thinking-binding", "--effort"
+
+
+class SettingRefused(ConfigError):
+    """A reasoning setting the model does not take; ``flags`` are those at fault (``--effort``...), so
+    that a caller can say where each was set (a file's key rather than a flag)."""
+
+    def __init__(self, line: str, *flags: str) -> None:
+        super().__init__(line)
+        self.flags = flags
 
 
 def checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
     """``thinking`` if ``model`` takes it; else the one line that says what to change."""
-    try:
-        return _checked(thinking, caps, model)
-    except ConfigError as exc:
-        if not caps.sent_on:
-            raise
-        raise ConfigError(f"{exc} over this API: tiny-agent sends its reasoning settings on {caps.sent_on}") from None
-
-
-def _checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
-    if thinking.mode == "off" and thinking.display is not None:
-        raise ConfigError(f"--thinking off shows no thinking: leave out --thinking-display {thinking.display}")
+    asked = _asked(thinking)
+    if caps.sent_on and asked:
+        line = f"{model} takes {_listed(asked)} only on {caps.sent_on}: tiny-agent sends no reasoning settings"
+        _refuse(f"{line} over this API", *asked)
+    _check_contradictions(thinking, caps, model)
     if caps.effort_only and (thinking.mode != "default" or (thinking.effort and not caps.efforts)):
         _check_effort_only(thinking, caps, model)
+    if not (caps.thinks or caps.effort_only) and asked:
+        _refuse(f"{model} does not think: leave out {_listed(asked)}", *asked)
+    _check_model(thinking, caps, model)
+    _check_thinking_on(thinking, caps)
+    return thinking
+
+
+def _refuse(line: str, *given: str) -> NoReturn:
+    """``given`` are flags with or without their values (``--effort low``, ``--effort``)."""
+    raise SettingRefused(line, *dict.fromkeys(g.split(" ")[0] for g in given))
+
+
+def _asked(thinking: Thinking) -> list[str]:
+    """What of ``thinking`` a request would carry, as flags with their values: ``--thinking off``
+    carries nothing where the model does not think, so it is not among them."""
+    asked = [f"{THINKING} {thinking.label}"] if thinking.mode in ("enabled", "adaptive") else []
+    if thinking.display is not None:
+        asked.append(f"{DISPLAY} {thinking.display}")
+    if thinking.binding == "drop_block":
+        asked.append(f"{BINDING} drop_block")
+    if thinking.effort is not None:
+        asked.append(f"{EFFORT} {thinking.effort}")
+    return asked
+
+
+def _listed(flags: list[str]) -> str:
+    return flags[0] if len(flags) == 1 else f"{', '.join(flags[:-1])} and {flags[-1]}"
+
+
+def _check_contradictions(thinking: Thinking, caps: ThinkingCaps, model: str) -> None:
+    if thinking.mode == "off" and thinking.display is not None:
+        _refuse(f"--thinking off shows no thinking: leave out {DISPLAY} {thinking.display}", THINKING, DISPLAY)
+    if thinking.mode == "off" and thinking.binding == "drop_block":
+        _refuse(f"--thinking off binds no thinking blocks: leave out {BINDING} drop_block", THINKING, BINDING)
     if thinking.mode == "off" and thinking.effort is not None and caps.reasoning_content:
-        raise ConfigError(f"--thinking off spends no reasoning effort on {model}: leave out --effort {thinking.effort}")
+        line = f"--thinking off spends no reasoning effort on {model}: leave out --effort {thinking.effort}"
+        _refuse(line, THINKING, EFFORT)
+
+
+def _check_model(thinking: Thinking, caps: ThinkingCaps, model: str) -> None:
+    """What a model that reasons does not take of ``thinking``."""
     if thinking.binding == "drop_block" and not caps.preserved:
-        raise ConfigError(
-            f"{model} does not bind thinking blocks to their prefix (Claude 5 models do): leave out "
-            "--thinking-binding drop_block"
-        )
+        line = f"{model} has no preserved thinking, whose blocks are bound to their prefix: leave out {BINDING}"
+        _refuse(f"{line} drop_block", BINDING)
     if thinking.mode == "enabled" and not caps.manual:
-        raise ConfigError(f"{model} does not take a thinking budget{_budget_hint(caps)}")
+        _refuse(f"{model} does not take a thinking budget{_budget_hint(caps)}", THINKING)
     if thinking.mode == "adaptive" and not (caps.adaptive or caps.reasoning_content):
-        hint = " (use --thinking N with N >= 1024)" if caps.manual else ""
-        raise ConfigError(f"{model} has no adaptive thinking{hint}")
-    if thinking.mode in ("enabled", "adaptive") and not caps.thinks:
-        raise ConfigError(f"{model} has no thinking; leave --thinking off")
+        _refuse(f"{model} has no adaptive thinking (use --thinking N with N >= {MIN_BUDGET})", THINKING)
     if thinking.effort is not None and caps.efforts and not caps.effort_with_thinking:
-        raise ConfigError(
-            f"{model} does not take --effort: its API refuses reasoning_effort beside the thinking switch "
-            "tiny-agent sends it; leave --effort out"
-        )
+        line = f"{model} does not take --effort: its API refuses reasoning_effort beside the thinking switch"
+        _refuse(f"{line} tiny-agent sends it; leave --effort out", EFFORT)
     if thinking.effort is not None and thinking.effort not in caps.efforts:
         if not caps.efforts:
-            raise ConfigError(
-                f"{model} does not take --effort {thinking.effort} (it has no effort: leave --effort out)"
-            )
-        raise ConfigError(f"{model} does not take --effort {thinking.effort} (it takes: {', '.join(caps.efforts)})")
+            _refuse(f"{model} has no reasoning effort: leave out --effort {thinking.effort}", EFFORT)
+        _refuse(f"{model} does not take --effort {thinking.effort} (it takes: {', '.join(caps.efforts)})", EFFORT)
     if thinking.display is not None and not (caps.manual or caps.adaptive):
-        raise ConfigError(f"{model} does not take --thinking-display")
-    return thinking
+        _refuse(f"{model} does not take {DISPLAY}: leave out {DISPLAY} {thinking.display}", DISPLAY)
+
+
+def _check_thinking_on(thinking: Thinking, caps: ThinkingCaps) -> None:
+    """A display and a binding shape a thinking the request turns on: on a model that does not think
+    unasked (Claude), a request without ``--thinking`` carries neither."""
+    if thinking.mode != "default" or caps.default_on:
+        return
+    parts = [f for f in _asked(thinking) if f.startswith((DISPLAY, BINDING))]
+    if not parts:
+        return
+    ways = [*(["--thinking adaptive"] if caps.adaptive else []), *(["--thinking N"] if caps.manual else [])]
+    how = " or ".join(ways) + ("" if caps.adaptive else f" (N >= {MIN_BUDGET})")
+    _refuse(f"{_listed(parts)} {'needs' if len(parts) == 1 else 'need'} thinking on: add {how}", *parts)
 
 
 def _check_effort_only(thinking: Thinking, caps: ThinkingCaps, model: str) -> None:
@@ -60,20 +109,20 @@ def _check_effort_only(thinking: Thinking, caps: ThinkingCaps, model: str) -> No
     where it has an effort that turns reasoning off."""
     given = f"--thinking {thinking.label}" if thinking.mode != "default" else f"--effort {thinking.effort}"
     if not caps.efforts:
-        raise ConfigError(
+        _refuse(
             f"{model} reasons by itself and tiny-agent sends its reasoning settings only over "
-            f"the Responses API: use --api responses, or leave out {given}"
+            f"the Responses API: use --api responses, or leave out {given}",
+            given,
         )
     if thinking.mode != "off":
         how_much = "|".join(caps.efforts)
-        raise ConfigError(f"{model} reasons by itself: leave out {given}; --effort {how_much} sets how much")
+        _refuse(f"{model} reasons by itself: leave out {given}; --effort {how_much} sets how much", given)
     if caps.off_effort is None:
         least = caps.efforts[0]
-        raise ConfigError(f"{model} always reasons: it has no --thinking off (--effort {least} reasons least)")
+        _refuse(f"{model} always reasons: it has no --thinking off (--effort {least} reasons least)", THINKING)
     if thinking.effort is not None:
-        raise ConfigError(
-            f"--thinking off is --effort {caps.off_effort} on {model}: leave out --effort {thinking.effort}"
-        )
+        line = f"--thinking off is --effort {caps.off_effort} on {model}: leave out --effort {thinking.effort}"
+        _refuse(line, THINKING, EFFORT)
 
 
 def _budget_hint(caps: ThinkingCaps) -> str:
