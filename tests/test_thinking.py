@@ -311,6 +311,17 @@ def test_the_server_refuses_with_the_apis_texts() -> None:
             )
 
 
+def test_count_tokens_sends_the_betas_the_message_call_does() -> None:
+    with BillingFake([Task("go", [[("read_file", {"path": "a"})]])], thinking=ThinkingRules()) as fake:
+        url = fake.url("r", "anthropic")
+        provider = AnthropicProvider(
+            model="claude-sonnet-5", api_key="k", base_url=url, thinking=parse_thinking("2048", binding="drop_block")
+        )
+        prompt = Prompt(("s",), (READ,), (Message.user("hi"),))
+        assert "block_binding" in provider.render(prompt)["thinking"]
+        assert provider.count_tokens(prompt) == fake.counts("r")[0] > 0
+
+
 def fcall(call_id: str) -> dict[str, object]:
     return {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}
 
