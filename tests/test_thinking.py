@@ -89,6 +89,16 @@ def test_a_stream_assembles_thinking_and_signature_deltas() -> None:
     assert process(data, "x").message.content == (THOUGHT, TextBlock("ok"))
 
 
+def test_a_stream_keeps_what_the_api_dropped_from_its_message_delta() -> None:
+    dropped = [{"type": "thinking_dropped", "path": "messages.1.content.0", "reason": "prefix_binding_mismatch"}]
+    acc = Accumulator()
+    acc.feed({"type": "message_start", "message": {"id": "m", "model": "x", "usage": {"input_tokens": 3}}})
+    acc.feed({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "ok"}})
+    delta = {"stop_reason": "end_turn"}
+    acc.feed({"type": "message_delta", "delta": delta, "usage": {"output_tokens": 9}, "input_transformations": dropped})
+    assert process(acc.result("anthropic"), "x").usage.details["input_transformations"] == dropped
+
+
 def test_a_block_whose_signature_never_came_is_never_kept() -> None:
     data = stream({"type": "thinking_delta", "thinking": "half a thought"})
     assert process(data, "x").message.content == (TextBlock("ok"),)
