@@ -26,7 +26,7 @@ from tiny_agent.providers.anthropic.thinking import thinking_problems
 from tiny_agent.providers.openai import reply as openai_reply
 from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.providers.openai.reasoning import reasoning_fields, reasoning_problems
-from tiny_agent.providers.thinking import parse_thinking, thinking_caps
+from tiny_agent.providers.thinking import parse_thinking, thinking_caps, thinking_key, thinking_of_key
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake, Task
 from tiny_agent.testing.thinking_server import ThinkingRules, errors
@@ -330,6 +330,20 @@ def test_count_tokens_sends_the_betas_the_message_call_does() -> None:
         prompt = Prompt(("s",), (READ,), (Message.user("hi"),))
         assert "block_binding" in provider.render(prompt)["thinking"]
         assert provider.count_tokens(prompt) == fake.counts("r")[0] > 0
+
+
+def test_the_recorded_thinking_settings_round_trip_whole() -> None:
+    settings = [
+        parse_thinking("2048", binding="drop_block"),
+        parse_thinking("adaptive", "omitted", "low", "drop_block"),
+        parse_thinking("2048"),
+        parse_thinking(None, effort="low"),
+        parse_thinking("off"),
+    ]
+    assert [thinking_of_key(thinking_key(t)) for t in settings] == settings
+    assert thinking_key(settings[0]) == "2048///drop_block" and thinking_key(settings[2]) == "2048"
+    assert thinking_of_key("2048/omitted") == parse_thinking("2048", "omitted"), "a key written before it named one"
+    assert thinking_of_key("2048", "drop_block") == settings[0], "the binding of a key that names none"
 
 
 def fcall(call_id: str) -> dict[str, object]:
