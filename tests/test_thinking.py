@@ -26,7 +26,7 @@ from tiny_agent.providers.anthropic.thinking import thinking_problems
 from tiny_agent.providers.openai import reply as openai_reply
 from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.providers.openai.reasoning import reasoning_fields, reasoning_problems
-from tiny_agent.providers.thinking import parse_thinking, thinking_caps
+from tiny_agent.providers.thinking import parse_thinking, thinking_caps, thinking_key, thinking_of_key
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake, Task
 from tiny_agent.testing.thinking_server import ThinkingRules, errors
@@ -87,6 +87,16 @@ def test_a_stream_assembles_thinking_and_signature_deltas() -> None:
     pieces = [{"type": "thinking_delta", "thinking": t} for t in ("Let me think.\n", "  Carefully: é ✓")]
     data = stream(*pieces, {"type": "signature_delta", "signature": "sig/+=abc"})
     assert process(data, "x").message.content == (THOUGHT, TextBlock("ok"))
+
+
+def test_a_stream_keeps_what_the_api_dropped_from_its_message_delta() -> None:
+    dropped = [{"type": "thinking_dropped", "path": "messages.1.content.0", "reason": "prefix_binding_mismatch"}]
+    acc = Accumulator()
+    acc.feed({"type": "message_start", "message": {"id": "m", "model": "x", "usage": {"input_tokens": 3}}})
+    acc.feed({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "ok"}})
+    delta = {"stop_reason": "end_turn"}
+    acc.feed({"type": "message_delta", "delta": delta, "usage": {"output_tokens": 9}, "input_transformations": dropped})
+    assert process(acc.result("anthropic"), "x").usage.details["input_transformations"] == dropped
 
 
 def test_a_block_whose_signature_never_came_is_never_kept() -> None:
@@ -309,6 +319,31 @@ def test_the_server_refuses_with_the_apis_texts() -> None:
                     {"role": "tool", "tool_call_id": "c1", "content": "x"},
                 ],
             )
+
+
+def test_count_tokens_sends_the_betas_the_message_call_does() -> None:
+    with BillingFake([Task("go", [[("read_file", {"path": "a"})]])], thinking=ThinkingRules()) as fake:
+        url = fake.url("r", "anthropic")
+        provider = AnthropicProvider(
+            model="claude-sonnet-5", api_key="k", base_url=url, thinking=parse_thinking("2048", binding="drop_block")
+        )
+        prompt = Prompt(("s",), (READ,), (Message.user("hi"),))
+        assert "block_binding" in provider.render(prompt)["thinking"]
+        assert provider.count_tokens(prompt) == fake.counts("r")[0] > 0
+
+
+def test_the_recorded_thinking_settings_round_trip_whole() -> None:
+    settings = [
+        parse_thinking("2048", binding="drop_block"),
+        parse_thinking("adaptive", "omitted", "low", "drop_block"),
+        parse_thinking("2048"),
+        parse_thinking(None, effort="low"),
+        parse_thinking("off"),
+    ]
+    assert [thinking_of_key(thinking_key(t)) for t in settings] == settings
+    assert thinking_key(settings[0]) == "2048///drop_block" and thinking_key(settings[2]) == "2048"
+    assert thinking_of_key("2048/omitted") == parse_thinking("2048", "omitted"), "a key written before it named one"
+    assert thinking_of_key("2048", "drop_block") == settings[0], "the binding of a key that names none"
 
 
 def fcall(call_id: str) -> dict[str, object]:

@@ -41,7 +41,9 @@ def run(  # type: ignore[no-untyped-def]
     stream: bool = False,
     binding: str = "strict",
     config: ContextConfig | None = None,
+    counted: list[int] | None = None,
 ):
+    """``counted``: filled with the fake's answers to count_tokens."""
     rules = ThinkingRules(redact_every=4)
     with BillingFake([forty(root)], thinking=rules) as fake:
         wire = "anthropic" if provider_name == "anthropic" else "openai"
@@ -56,6 +58,8 @@ def run(  # type: ignore[no-untyped-def]
             pins=[PIN],
         )
         result = agent.run(REQUEST)
+        if counted is not None:
+            counted.extend(fake.counts("run"))
         return result, agent, fake.bills("run"), rules
 
 
@@ -90,13 +94,20 @@ def test_forty_reads_in_one_loop_on_the_anthropic_thinking_server(tmp_path: Path
     assert any(b["type"] == "redacted_thinking" for b in sent) and any(b["type"] == "thinking" for b in sent)
 
 
-def test_drop_block_keeps_the_turns_and_records_what_the_api_dropped(tmp_path: Path) -> None:
-    result, agent, bills, rules = run(tmp_path, "anthropic", "claude-sonnet-5", binding="drop_block")
+@pytest.mark.parametrize("stream", [False, True], ids=["send", "stream"])
+def test_drop_block_keeps_the_turns_and_records_what_the_api_dropped(tmp_path: Path, stream: bool) -> None:
+    counted: list[int] = []
+    result, agent, bills, rules = run(
+        tmp_path, "anthropic", "claude-sonnet-5", stream=stream, binding="drop_block", counted=counted
+    )
     check_run(result, agent, bills, rules)
-    assert {c.strategy for c in agent.context.state.compactions} == {"drop_block"}
+    compactions = agent.context.state.compactions
+    assert {c.strategy for c in compactions} == {"drop_block"}
     dropped = [c.usage.details.get("input_transformations") for c in agent.context.ledger.calls]
     assert any(dropped), "the dropped blocks are on the call records"
+    assert dropped == [b.reply.get("input_transformations") for b in bills], "every reply's, streamed or not"
     assert all(b.body["thinking"]["block_binding"] == {"prefix_mismatch_behavior": "drop_block"} for b in bills)
+    assert len(counted) == len(compactions), "count_tokens sizes each compaction (with the binding's beta)"
 
 
 def test_without_the_fold_the_server_refuses_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

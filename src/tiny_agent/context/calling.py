@@ -20,9 +20,10 @@ from tiny_agent.context.cache import message_chain, shared_messages
 from tiny_agent.context.config import EMPTY_REPLY
 from tiny_agent.context.diagnosis import Before, diagnose
 from tiny_agent.context.entries import CallDone, CallFailed, CallOpened, FieldRefused, Response, TypedEntry
+from tiny_agent.context.entry_codec import read
 from tiny_agent.context.legality import drop_empty_text
 from tiny_agent.context.render import Rendered
-from tiny_agent.context.replayed import recorded_adapter, redrawn_request
+from tiny_agent.context.replayed import Unnamed, recorded_adapter, redrawn_request
 from tiny_agent.context.state import OpenCall, State
 from tiny_agent.context.tokens import CallRecord, TokenLedger, server_compaction
 from tiny_agent.errors import TinyAgentError
@@ -208,7 +209,8 @@ def _redrawn(engine: Recorder, opened: OpenCall, provider: Provider | None) -> R
     """The previous turn request re-rendered from the log; without its body where the recorded
     provider cannot be rendered here (its prompt and chain still say where the messages changed)."""
     try:
-        return redrawn_request(engine, opened.seq, opened, recorded_adapter(opened, provider))
+        upto = Unnamed.of((e.seq, v) for e in engine.entries if e.seq <= opened.seq for v in read(e))
+        return redrawn_request(engine, opened.seq, opened, recorded_adapter(opened, provider, upto.at(opened.seq)))
     except TinyAgentError:
         prompt = engine.replayed_prompt(opened.seq)
         return Rendered(prompt, {}, (), 0, opened.fingerprint, tuple(message_chain(prompt.messages)), 0)

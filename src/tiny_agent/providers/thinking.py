@@ -26,6 +26,8 @@ __all__ = [
     "ThinkingCaps",
     "as_thinking",
     "is_on",
+    "key_binding",
+    "named_key",
     "openai_reasons",
     "parse_thinking",
     "sent_effort",
@@ -251,15 +253,34 @@ def sent_effort(thinking: Thinking, caps: ThinkingCaps) -> str | None:
 
 
 def thinking_key(thinking: Thinking) -> str:
-    """The settings as the request renders them, for the call's fingerprint: ``2048/omitted/low``."""
-    return "/".join(str(x) for x in (thinking.label, thinking.display or "", thinking.effort or "")).rstrip("/")
+    """The settings as the request renders them, for the call's fingerprint: ``2048/omitted/low``, and
+    the binding after them when it is not strict (``2048///drop_block``), so a redraw sends it too."""
+    binding = "" if thinking.binding == "strict" else thinking.binding
+    parts = (thinking.label, thinking.display or "", thinking.effort or "", binding)
+    return "/".join(str(x) for x in parts).rstrip("/")
 
 
-def thinking_of_key(key: str) -> Thinking:
+def thinking_of_key(key: str, binding: str = "strict") -> Thinking:
     """The settings a fingerprint's ``thinking_key`` names (a request redrawn from the log renders them
-    again); ``ConfigError`` for a key no setting makes."""
-    label, display, effort = ([*key.split("/"), "", ""])[:3]
-    return parse_thinking(None if label == "default" else label, display or None, effort or None)
+    again); ``binding`` where the key names none, as one written before keys named it does not.
+    ``ConfigError`` for a key no setting makes."""
+    label, display, effort, named = _key_parts(key)
+    return parse_thinking(None if label == "default" else label, display or None, effort or None, named or binding)
+
+
+def key_binding(key: str) -> str | None:
+    """The binding a ``thinking_key`` names; None for strict, or a key written before keys named it."""
+    return _key_parts(key)[3] or None
+
+
+def named_key(key: str, binding: str) -> str:
+    """``key`` as ``thinking_key`` writes it, ``binding`` named where it names none."""
+    label, display, effort, named = _key_parts(key)
+    return "/".join((label, display, effort, named or ("" if binding == "strict" else binding))).rstrip("/")
+
+
+def _key_parts(key: str) -> list[str]:
+    return [*key.split("/"), "", "", ""][:4]
 
 
 def is_on(thinking: Thinking, caps: ThinkingCaps) -> bool:

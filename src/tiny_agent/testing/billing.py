@@ -32,7 +32,7 @@ from tiny_agent.providers.wire import prefix_blocks, rules_of, wire_of
 from tiny_agent.testing.anthropic_compaction import Compacted, ServerCompaction
 from tiny_agent.testing.loopback import LoopbackHttp
 from tiny_agent.testing.tasks import ScriptedTask, Task
-from tiny_agent.testing.thinking_server import ThinkingRules
+from tiny_agent.testing.thinking_server import ThinkingRules, binding_refused
 from tiny_agent.testing.thinking_wires import admit, with_thought
 from tiny_agent.testing.wire_replies import SPOKEN, Speaks, send, send_stream, speaking
 from tiny_agent.types import TextBlock
@@ -238,6 +238,10 @@ class BillingFake:
             send(http, 404, {"error": {"type": "not_found_error", "message": f"no route {http.path}"}})
             return
         body = json.loads(http.rfile.read(int(http.headers.get("content-length") or 0)) or b"{}")
+        refused = binding_refused(body, str(http.headers.get("anthropic-beta") or ""))
+        if refused is not None:
+            send(http, 400, {"type": "error", "error": {"type": "invalid_request_error", "message": refused}})
+            return
         tokens = sum(b.tokens for b in prefix_blocks(body, "anthropic", self.counter))
         with self._lock:
             route.counted.append(tokens)

@@ -25,7 +25,7 @@ from typing import Any
 
 from tiny_agent.providers.prefix import block_tokens
 
-__all__ = ["BINDING_BETA", "Admitted", "ThinkingRules", "errors"]
+__all__ = ["BINDING_BETA", "Admitted", "ThinkingRules", "binding_refused", "errors"]
 
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
 _THINKING = ("thinking", "redacted_thinking")
@@ -103,8 +103,8 @@ class ThinkingRules:
         config = _config(body)
         on = config.get("type") in ("enabled", "adaptive")
         binding = config.get("block_binding")
-        if binding is not None and BINDING_BETA not in betas:
-            return errors["binding_beta"], Admitted(body)
+        if (refused := binding_refused(body, betas)) is not None:
+            return refused, Admitted(body)
         drop = isinstance(binding, Mapping) and binding.get("prefix_mismatch_behavior") == "drop_block"
         choice = body.get("tool_choice")
         if on and isinstance(choice, Mapping) and choice.get("type") in ("any", "tool"):
@@ -227,27 +227,14 @@ class ThinkingRules:
         return text, block_tokens({"type": "text", "text": text})
 
 
-_WORDS = tuple(
-    [
-        "the",
-        "next",
-        "step",
-        "reads",
-        "one",
-        "more",
-        "file",
-        "and",
-        "keeps",
-        "its",
-        "lines",
-        "in",
-        "mind",
-        "before",
-        "the",
-        "answer",
-    ]
-)
+_WORDS = "the next step reads one more file and keeps its lines in mind before the answer"
 """What a thought is made of (a stand-in: only its length and its bytes matter)."""
+
+
+def binding_refused(body: Mapping[str, Any], betas: str) -> str | None:
+    """The 400 for ``thinking.block_binding`` sent without its beta header, on any endpoint that takes
+    ``thinking`` (``count_tokens`` too); None when the body is fine."""
+    return errors["binding_beta"] if "block_binding" in _config(body) and BINDING_BETA not in betas else None
 
 
 def _config(body: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -256,7 +243,8 @@ def _config(body: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _thought(number: int, words: int) -> str:
-    return f"Reply {number}: " + " ".join(_WORDS[k % len(_WORDS)] for k in range(words))
+    pool = _WORDS.split()
+    return f"Reply {number}: " + " ".join(pool[k % len(pool)] for k in range(words))
 
 
 def _strip(block: Any) -> Any:

@@ -74,7 +74,10 @@ Event = tuple[str | None, Any]
 
 def _anthropic_events(message: Mapping[str, Any], body: Mapping[str, Any]) -> Iterator[Event]:
     usage = dict(message["usage"])
-    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    # The dropped thinking blocks (input_transformations) go on message_delta, which the SDK's event
+    # type carries them on: a client that reads only message_start loses them.
+    head = {k: v for k, v in message.items() if k != "input_transformations"}
+    start = {**head, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
     yield "message_start", {"type": "message_start", "message": start}
     for index, block in enumerate(message["content"]):
         if block["type"] == "tool_use":
@@ -105,10 +108,11 @@ def _anthropic_events(message: Mapping[str, Any], body: Mapping[str, Any]) -> It
         "output_tokens": usage["output_tokens"],
         **{k: v for k, v in usage.items() if k.endswith("_details") or k == "iterations"},
     }
-    yield (
-        "message_delta",
-        {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"]}, "usage": delta_usage},
-    )
+    ending: dict[str, Any] = {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"]}}
+    ending["usage"] = delta_usage
+    if "input_transformations" in message:
+        ending["input_transformations"] = message["input_transformations"]
+    yield "message_delta", ending
     yield "message_stop", {"type": "message_stop"}
 
 

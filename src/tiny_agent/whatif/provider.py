@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from tiny_agent.context.entries import CallDone, CallOpened, CompactionMark, ConfigChange, Response, TypedEntry
 from tiny_agent.context.render import Rendered
+from tiny_agent.context.replayed import Unnamed, written_now
 from tiny_agent.context.tokens import DEFAULT_CHARS_PER_TOKEN, CallRecord, canonical
 from tiny_agent.providers.cache_sim import SimCall, Simulator
 from tiny_agent.providers.profile import ProviderProfile
@@ -69,12 +70,13 @@ class Recorded:
         pending: list[CallDone] = []
         ratios: dict[str, list[float]] = {}
         overridden = False
+        unnamed = Unnamed.of((entry.seq, value) for entry, values in typed for value in values)
         for entry, values in typed:
             for value in values:
                 if isinstance(value, ConfigChange) and "context_window" in value.settings:
                     overridden = value.settings["context_window"] is not None
                 elif isinstance(value, CallOpened):
-                    opened[entry.seq] = value
+                    opened[entry.seq] = written_now(value, unnamed.at(entry.seq))
                     if not overridden:
                         found.window = value.window or found.window
                     if value.purpose == "turn":  # summary calls before a turn: a compaction that failed

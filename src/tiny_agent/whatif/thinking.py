@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tiny_agent.context.entries import CallOpened, CompactionMark, RunChange, TypedEntry
+from tiny_agent.context.replayed import Unnamed
 from tiny_agent.context.shrink.thinking import DROP_BLOCK
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.profile import ProviderProfile
@@ -33,12 +34,12 @@ def recorded_thinking(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Th
     default."""
     key: str | None = None
     run: dict[str, Any] = {}
-    binding = "strict"
-    for _, values in typed:
+    binding, seq = "strict", 0
+    for entry, values in typed:
         for value in values:
             if isinstance(value, CallOpened) and value.purpose == "turn":
                 named = value.fingerprint.get("thinking")
-                key = named if isinstance(named, str) else None
+                key, seq = named if isinstance(named, str) else None, entry.seq
             elif isinstance(value, RunChange):
                 run.update({k: v for k, v in value.settings.items() if k in (*_RUN_KEYS, "thinking_binding")})
             elif isinstance(value, CompactionMark) and value.strategy == DROP_BLOCK:
@@ -47,7 +48,7 @@ def recorded_thinking(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Th
         binding = DROP_BLOCK
     try:
         if key is not None:
-            return dataclasses.replace(thinking_of_key(key), binding=binding)  # type: ignore[arg-type]
+            return thinking_of_key(key, Unnamed.of((e.seq, v) for e, values in typed for v in values).at(seq))
         if any(run.get(k) is not None for k in _RUN_KEYS):
             return parse_thinking(run.get("thinking"), run.get("thinking_display"), run.get("effort"), binding)
     except ConfigError:
@@ -65,11 +66,11 @@ def thinking_on(profile: ProviderProfile, thinking: Thinking) -> ProviderProfile
 
 def call_thinking(call: CallOpened, session: Thinking) -> Thinking | None:
     """The settings ``call``'s request rendered (its fingerprint's ``thinking_key``), with the binding
-    of the ``session``'s; None where it names none this version reads."""
+    of the ``session``'s where the key names none; None where it names none this version reads."""
     key = call.fingerprint.get("thinking")
     if not isinstance(key, str):
         return None
     try:
-        return dataclasses.replace(thinking_of_key(key), binding=session.binding)
+        return thinking_of_key(key, session.binding)
     except ConfigError:
         return None

@@ -17,7 +17,7 @@ from tiny_agent.context.engine import Context
 from tiny_agent.context.entries import CallDone, CallOpened, Clearing, CompactionMark, TypedEntry
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
-from tiny_agent.context.replayed import recorded_adapter, redrawn_request
+from tiny_agent.context.replayed import Unnamed, recorded_adapter, redrawn_request, written_now
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.context.tokens import canonical as fingerprint_key
 from tiny_agent.errors import TinyAgentError, UnreadableEntry
@@ -63,14 +63,17 @@ class SessionView:
     _context: Context | None = None
     _recording: Recording | None = None
     _adapters: dict[tuple[str, str, str], Provider] = field(default_factory=dict)
+    unnamed: Unnamed = field(default_factory=Unnamed)
+    """The binding of the calls whose recorded thinking settings name none."""
 
     @staticmethod
     def of(info: SessionInfo, entries: Sequence[Entry]) -> SessionView:
         view = SessionView(info, list(entries))
         by_seq: dict[int, _Call] = {}
-        for entry in view.entries:
-            for value in _values(entry):
-                view._take(entry, value, by_seq)
+        values = [(entry, value) for entry in view.entries for value in _values(entry)]
+        for entry, value in values:
+            view._take(entry, value, by_seq)
+        view.unnamed = Unnamed.of((entry.seq, value) for entry, value in values)
         return view
 
     def _take(self, entry: Entry, value: TypedEntry, by_seq: dict[int, _Call]) -> None:
@@ -174,7 +177,7 @@ class SessionView:
             return {"blocks": [], "note": f"a {call.opened.purpose} call: its request is not redrawn"}
         try:
             profile = offline_profile(call.opened.provider, call.opened.model)
-            adapter = self._adapter(call.opened) if call.request is None else None
+            adapter = self._adapter(call) if call.request is None else None
         except TinyAgentError as exc:
             return {"blocks": [], "note": f"cannot redraw it: {exc}"}
         if adapter is None:
@@ -191,7 +194,8 @@ class SessionView:
                 "_body": body,
             }
         rendered = redrawn_request(self._engine(), call.seq, call.opened, adapter)
-        exact = fingerprint_key(rendered.fingerprint) == fingerprint_key(call.opened.fingerprint)
+        recorded = written_now(call.opened, self.unnamed.at(call.seq)).fingerprint
+        exact = fingerprint_key(rendered.fingerprint) == fingerprint_key(recorded)
         blocks = prefix_blocks(rendered.body, profile.wire)
         return {
             "index": call.index,
@@ -218,12 +222,13 @@ class SessionView:
                 out.append((f"session {self.info.id[:12]} call {call.index}", request["_body"], call.answered))
         return out
 
-    def _adapter(self, opened: CallOpened) -> Provider:
-        """The adapter that redraws ``opened``'s request, made once per provider, model and thinking
+    def _adapter(self, call: _Call) -> Provider:
+        """The adapter that redraws ``call``'s request, made once per provider, model and thinking
         settings (an SDK client each)."""
-        key = (opened.provider, opened.model, str(opened.fingerprint.get("thinking")))
+        opened, binding = call.opened, self.unnamed.at(call.seq)
+        key = (opened.provider, opened.model, f"{opened.fingerprint.get('thinking')} {binding}")
         if key not in self._adapters:
-            self._adapters[key] = recorded_adapter(opened)
+            self._adapters[key] = recorded_adapter(opened, unnamed=binding)
         return self._adapters[key]
 
     def warm(self) -> None:
@@ -254,7 +259,7 @@ def _expired(previous: _Call, call: _Call, body: Mapping[str, Any], wire: Wire, 
 
 
 def _values(entry: Entry) -> list[TypedEntry]:
-    if entry.kind not in ("call", "call_done", "compaction", "clear"):
+    if entry.kind not in ("call", "call_done", "compaction", "clear", "config", "run"):
         return []
     try:
         return list(read(entry))

@@ -26,16 +26,15 @@ from typing import Any, Unpack
 import anthropic
 
 from tiny_agent.errors import ConfigError
+from tiny_agent.providers.anthropic.betas import request_betas, with_betas
 from tiny_agent.providers.anthropic.compaction import (
-    COMPACTION_BETA,
-    asks_compaction,
     checked_trigger,
     compaction_fields,
     is_compaction,
     since_compaction,
 )
 from tiny_agent.providers.anthropic.reply import Accumulator, process
-from tiny_agent.providers.anthropic.thinking import THINKING_TYPES, betas_for, thinking_fields
+from tiny_agent.providers.anthropic.thinking import THINKING_TYPES, thinking_fields
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, Ttl
 from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
@@ -61,9 +60,6 @@ from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, Re
 __all__ = ["AnthropicProvider"]
 
 log = logging.getLogger(__name__)
-
-CACHE_DIAGNOSIS_BETA = "cache-diagnosis-2026-04-07"
-"""Anthropic's cache diagnostics: the answer says which layer diverged from the previous request."""
 
 
 class AnthropicProvider:
@@ -210,15 +206,10 @@ class AnthropicProvider:
 
     def _sdk_arguments(self, body: dict[str, Any]) -> dict[str, Any]:
         """The body as the SDK's ``create`` takes it, with the beta headers its fields need."""
-        betas = betas_for(body, self._profile.thinking_caps.interleaved_header)
-        if asks_compaction(body) or any(is_compaction(b) for m in body["messages"] for b in _blocks(m)):
-            betas.append(COMPACTION_BETA)
-        arguments = _sdk_arguments(body)
-        if betas:
-            headers = dict(arguments.get("extra_headers") or {})
-            headers["anthropic-beta"] = ",".join([*filter(None, [headers.get("anthropic-beta")]), *betas])
-            arguments["extra_headers"] = headers
-        return arguments
+        return with_betas(_sdk_arguments(body), self._betas(body))
+
+    def _betas(self, body: Mapping[str, Any]) -> list[str]:
+        return request_betas(body, self._profile.thinking_caps.interleaved_header)
 
     def _check(self, event: str | None, payload: object) -> None:
         """Raise the error an answer or a stream event carries (``event: error``), if any."""
@@ -255,15 +246,17 @@ class AnthropicProvider:
         """The API's own count (``/v1/messages/count_tokens``, free): one round trip, so the engine asks
         only after a compaction. None when the endpoint does not answer it (the estimate stands)."""
         body = self.render(prompt)
-        fields = ("model", "messages", "system", "tools", "tool_choice", "thinking")
+        asked: dict[str, Any] = {k: body[k] for k in _COUNTED if k in body}
         try:
-            counted = self._client.messages.count_tokens(**{k: body[k] for k in fields if k in body})
+            counted = self._client.messages.count_tokens(**with_betas(asked, self._betas(asked)))
         except anthropic.AnthropicError as exc:
             log.debug("count_tokens failed, the estimate stands: %s", exc)
             return None
         return int(counted.input_tokens)
 
 
+_COUNTED = ("model", "messages", "system", "tools", "tool_choice", "thinking")
+"""The body fields ``count_tokens`` takes."""
 _UNKNOWN_TO_SDK = ("diagnostics", "context_management")
 """Body fields the SDK's ``messages.create`` does not take yet: they travel in ``extra_body``."""
 
@@ -273,15 +266,7 @@ def _sdk_arguments(body: dict[str, Any]) -> dict[str, Any]:
     extra = {k: body[k] for k in _UNKNOWN_TO_SDK if k in body}
     if not extra:
         return body
-    arguments: dict[str, Any] = {**{k: v for k, v in body.items() if k not in extra}, "extra_body": extra}
-    if "diagnostics" in extra:
-        arguments["extra_headers"] = {"anthropic-beta": CACHE_DIAGNOSIS_BETA}
-    return arguments
-
-
-def _blocks(message: Mapping[str, Any]) -> list[Any]:
-    content = message.get("content")
-    return content if isinstance(content, list) else []
+    return {**{k: v for k, v in body.items() if k not in extra}, "extra_body": extra}
 
 
 def _markable(content: Sequence[Mapping[str, Any]]) -> int | None:

@@ -125,7 +125,8 @@ class Accumulator:
     """Stream events folded into the shape of a whole answer, for ``process``.
 
     Order: ``message_start`` (id, model, input usage), per block ``content_block_start`` / ``_delta``
-    / ``_stop``, ``message_delta`` (stop reason, final usage), ``message_stop``."""
+    / ``_stop``, ``message_delta`` (stop reason, final usage, the thinking blocks the API dropped),
+    ``message_stop``."""
 
     def __init__(self) -> None:
         self.message: dict[str, Any] | None = None
@@ -164,6 +165,10 @@ class Accumulator:
                 self.message["stop_reason"] = delta["stop_reason"]
             usage = optional(event.get("usage"), dict, "message_delta.usage") or {}
             self.message["usage"].update({k: v for k, v in usage.items() if v is not None})
+            # The blocks the API dropped (drop_block) may come here; when they do they replace
+            # message_start's, as the SDK's own accumulator has it.
+            if event.get("input_transformations") is not None:
+                self.message["input_transformations"] = event["input_transformations"]
         return []  # message_stop and unknown events add nothing
 
     def _placeholder(self, text: str) -> list[TextDelta | ThinkingDelta]:
