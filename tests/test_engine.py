@@ -207,9 +207,9 @@ def test_choose_cut_never_splits_a_call_from_its_result() -> None:
             assert not ctx.messages[cut].tool_results
 
 
-def test_flatten_cuts_long_results_and_says_how_much() -> None:
+def test_flatten_cuts_long_results_to_the_room_given_and_says_how_much() -> None:
     msgs = [Message("user", (ToolResultBlock("x", "a" * 5000),))]
-    assert "[... 3500 more characters]" in flatten(msgs)
+    assert "[... 4000 more characters]" in flatten(msgs, 1000)
 
 
 @pytest.mark.parametrize("bad", [{"compact_at": 0}, {"keep_turns": 0}, {"context_window": -5}])

@@ -2,7 +2,8 @@
 
 ``State.apply`` is the only place an entry changes anything. Consecutive user-side entries (input,
 tool results) become one user message here, results first: that is where two user turns meet, and
-the log itself is never rewritten to merge them. The window the model sees is kept beside the
+the log itself is never rewritten to merge them (unless a compaction's cut lies between them: the
+first is summarised, the second starts the window). The window the model sees is kept beside the
 messages (``context.window``), updated by the same entries.
 """
 
@@ -37,7 +38,7 @@ from tiny_agent.context.tokens import CallRecord, TokenLedger, server_compaction
 from tiny_agent.context.window import Window
 from tiny_agent.types import Block, Entry, Message, ToolResultBlock
 
-__all__ = ["OpenCall", "State"]
+__all__ = ["OpenCall", "State", "joined"]
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,9 @@ class State:
     last_done: tuple[OpenCall, CallRecord] | None = None
     """The newest call that got its answer, with its record: the request a new one is compared with."""
     changes: list[str] = field(default_factory=list)
-    """What changed the window since the newest call ("compaction", "clear"): expected cache misses."""
+    """What changed the window since the newest answered call ("compaction", "clear"): expected cache
+    misses. A call that never got its answer leaves them standing: the next one is compared with
+    the same answered request, across the same changes."""
     pending: list[str] = field(default_factory=list)
     """tool_use ids of the newest response that have no result yet."""
     epoch: int = 0
@@ -146,7 +149,6 @@ class State:
                 )
                 self.open_calls[entry.seq] = call
                 self.last_call = call
-                self.changes = []
             case CallDone(call=seq, record=record):
                 self._call_done(seq, replace(record, at=entry.at))
             case CallFailed(call=seq):
@@ -188,11 +190,11 @@ class State:
         self.epoch += 1
 
     def _add_user(self, seq: int, blocks: tuple[Block, ...]) -> None:
-        if self.messages and self.messages[-1].role == "user":
-            merged = self.messages[-1].content + blocks
-            results = tuple(b for b in merged if isinstance(b, ToolResultBlock))
-            others = tuple(b for b in merged if not isinstance(b, ToolResultBlock))
-            self.messages[-1] = Message("user", results + others)
+        # A compaction whose cut lies past every message (the fold's) closed the last message: what
+        # comes next starts the window after the summary, as it would in a live run, instead of
+        # joining results the summary already replaced.
+        if self.messages and self.messages[-1].role == "user" and self.base < len(self.messages):
+            self.messages[-1] = joined(self.messages[-1], blocks)
             self.window.replace_last(self.messages[-1])
         else:
             self.messages.append(Message("user", blocks))
@@ -204,6 +206,7 @@ class State:
         self.ledger.record(record, chars=opened.chars if opened else None)
         if opened is not None:
             self.last_done = (opened, record)
+            self.changes = []
         usage = record.usage
         compacted = server_compaction(usage)
         # After a server compaction the context is what its message pass read, not the passes' sum.
@@ -219,3 +222,11 @@ class State:
     @property
     def system(self) -> str:
         return str(self.settings.get("system", ""))
+
+
+def joined(message: Message, blocks: tuple[Block, ...]) -> Message:
+    """The user ``message`` with ``blocks`` added: one turn, its tool results first."""
+    merged = message.content + blocks
+    results = tuple(b for b in merged if isinstance(b, ToolResultBlock))
+    others = tuple(b for b in merged if not isinstance(b, ToolResultBlock))
+    return Message("user", results + others)

@@ -12,6 +12,7 @@ from typing import Any
 from tiny_agent.context.engine import Context
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
+from tiny_agent.context.state import joined
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.adapters import wire_adapter
 from tiny_agent.providers.base import Provider
@@ -71,11 +72,20 @@ def _adapter(
 
 def _up_to_last_user(messages: Sequence[Message]) -> tuple[Message, ...]:
     """``messages`` without the assistant turn(s) after the last user message (tool results are user
-    messages: a session cut during a tool call keeps them, and is asked for the next step)."""
+    messages: a session cut during a tool call keeps them, and is asked for the next step), with
+    neighbouring user messages joined into one turn."""
     end = len(messages)
     while end and messages[end - 1].role == "assistant":
         end -= 1
-    return tuple(messages[:end])
+    turns: list[Message] = []
+    for message in messages[:end]:
+        if turns and message.role == turns[-1].role == "user":
+            # A compaction past every message parts the next input from the results it summarised,
+            # in the log; the whole conversation holds them as one turn again.
+            turns[-1] = joined(turns[-1], message.content)
+        else:
+            turns.append(message)
+    return tuple(turns)
 
 
 def read_export(lines: Iterable[str], source: str) -> tuple[SessionInfo, list[Entry]]:

@@ -8,6 +8,7 @@
 - ``shrinkable``: what compaction, clearing and the policies need from the engine (``Context`` is one).
 - ``summarize``: ``maybe_compact`` and ``compact``: a summary replaces the older turns; the summarizers.
 - ``thinking``: compaction and clearing with thinking on.
+- ``transcript``: the flattened transcript a summary falls back on, fitted to the window.
 """
 
 from __future__ import annotations

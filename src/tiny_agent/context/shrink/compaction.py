@@ -24,6 +24,7 @@ __all__ = [
     "FIRST_REQUEST_HEAD",
     "FIRST_REQUEST_MAX",
     "FIRST_REQUEST_TAIL",
+    "RESULT_HEAD",
     "SUMMARY_INSTRUCTIONS",
     "SUMMARY_OPENING",
     "Compaction",
@@ -34,6 +35,7 @@ __all__ = [
     "choose_cut",
     "flatten",
     "is_legal_cut",
+    "result_limits",
 ]
 
 Summarizer = Callable[[str], str]
@@ -55,7 +57,9 @@ CACHED_SUMMARY_INSTRUCTIONS = (
 )
 """Appended as the last user turn of the window itself, so the summary call reads the cached prefix."""
 
-_RESULT_CHARS = 1500
+RESULT_HEAD = 1_500
+"""When not every tool result fits in a transcript's room, what each keeps of its head (fewer
+characters where that many heads would take more than half the room); the newest get the rest."""
 _REQUEST_CHARS = 600
 _NEWEST_REQUESTS = 5
 """Requests after the first kept in the record (each cut at ``_REQUEST_CHARS``); older ones are
@@ -92,9 +96,14 @@ def choose_cut(messages: Sequence[Message], keep_turns: int) -> int | None:
     return cut
 
 
-def flatten(messages: Sequence[Message]) -> str:
-    """A readable transcript for the summary call: roles, text, calls with arguments, results cut short."""
+def flatten(messages: Sequence[Message], room: int | None = None) -> str:
+    """A readable transcript for the summary call: roles, text, calls with arguments, results.
+
+    ``room``: the characters the tool results may take together (None: all of them whole); only the
+    results are cut to fit it (``result_limits``), each saying how much of it was left out."""
     names = {b.id: b.name for m in messages for b in m.tool_uses}
+    lengths = [len(b.content) for m in messages for b in m.content if isinstance(b, ToolResultBlock)]
+    limits = iter(lengths if room is None else result_limits(lengths, room))
     lines: list[str] = []
     for msg in messages:
         for block in msg.content:
@@ -105,11 +114,29 @@ def flatten(messages: Sequence[Message]) -> str:
                 lines.append(f"ASSISTANT called {block.name}({args})")
             elif isinstance(block, ToolResultBlock):
                 status = "error" if block.is_error else "ok"
-                text = block.content
-                if len(text) > _RESULT_CHARS:
-                    text = text[:_RESULT_CHARS] + f" [... {len(block.content) - _RESULT_CHARS} more characters]"
+                text, keep = block.content, next(limits)
+                if len(text) > keep:
+                    text = text[:keep] + f" [... {len(block.content) - keep} more characters]"
                 lines.append(f"RESULT of {names.get(block.tool_use_id, 'tool')} ({status}): {text}")
     return "\n".join(lines)
+
+
+def result_limits(lengths: Sequence[int], room: int) -> list[int]:
+    """How many characters of each result (oldest first) fit in ``room``: all of them when they do;
+    else each keeps its head (``RESULT_HEAD``, or an equal share of half the room), and what is left
+    goes to the newest first, whole as far as it reaches: the work goes on from the newest."""
+    if not lengths or sum(lengths) <= room:
+        return list(lengths)
+    head = min(RESULT_HEAD, max(0, room) // (2 * len(lengths)))
+    limits = [min(length, head) for length in lengths]
+    left = room - sum(limits)
+    for i in reversed(range(len(lengths))):
+        if left <= 0:
+            break
+        more = min(lengths[i] - limits[i], left)
+        limits[i] += more
+        left -= more
+    return limits
 
 
 @dataclass

@@ -7,7 +7,8 @@ so the whole conversation is a cache read. Changing ``tool_choice`` or the tools
 the cached messages on Anthropic, so the model is asked not to call a tool rather than forbidden to
 (unless the provider says forbidding leaves the prompt alone: the local model's JSON tool mode).
 If it calls one anyway, it is asked once more; then the flattened transcript is summarised instead
-(the fallback, which also covers a window too big to send whole).
+(the fallback, which also covers a window too big to send whole; ``shrink.transcript`` fits it to
+the window without cutting the earlier summary).
 """
 
 from __future__ import annotations
@@ -20,20 +21,19 @@ from tiny_agent.context.entries import CompactionMark, Decision
 from tiny_agent.context.shrink import thinking
 from tiny_agent.context.shrink.compaction import (
     CACHED_SUMMARY_INSTRUCTIONS,
-    SUMMARY_INSTRUCTIONS,
     Compaction,
     CompactionStart,
     Summarizer,
     WorkRecord,
     choose_cut,
-    flatten,
 )
 from tiny_agent.context.shrink.policy import cold, decision_prices, fitting_cut
 from tiny_agent.context.shrink.registry import policy_named
 from tiny_agent.context.shrink.shrinkable import Shrinkable
+from tiny_agent.context.shrink.transcript import fitted_transcript, transcript_prompt, with_extra
 from tiny_agent.errors import CompactionError, IllegalRequestError
 from tiny_agent.providers.base import Provider
-from tiny_agent.types import CachePlan, Message, Prompt, TextBlock
+from tiny_agent.types import Message, Prompt, TextBlock
 
 __all__ = [
     "Shrinkable",
@@ -128,9 +128,6 @@ def _compact(
     state = ctx.state
     base, manual, before = state.base, decision.policy == "manual", decision.tokens
     recent = state.messages[base : decision.messages]
-    transcript = flatten(recent)
-    if state.compactions:
-        transcript = f"{state.compactions[-1].text()}\n\n{transcript}"
     kept = sum(1 for m in state.messages[decision.messages :] if m.role == "assistant")
     start = CompactionStart(
         "manual" if manual else "auto", before, len(recent), ctx.context_window(provider), ctx.threshold(provider)
@@ -138,6 +135,8 @@ def _compact(
     extra = ctx.hooks.before_compaction(start) if ctx.hooks is not None else ""
     if extra and isinstance(summarizer, TranscriptSummarizer):
         summarizer = TranscriptSummarizer(summarizer.ctx, summarizer.provider, extra)
+    sends = summarizer.provider if isinstance(summarizer, TranscriptSummarizer) else provider
+    transcript = fitted_transcript(ctx, sends, recent, extra)
     consulted, ctx.decided = ctx.decided, ctx.decided and not manual  # its calls are not the policy's
     try:
         prose = _summary(ctx, summarizer, provider, transcript, (kept, before, extra), tried)
@@ -235,11 +234,6 @@ def _provider_summary(
     return TranscriptSummarizer(ctx, provider, extra)(transcript)
 
 
-def _with_extra(instructions: str, extra: str) -> str:
-    """The summary's instructions with what hooks added (``CompactionHooks.before_compaction``)."""
-    return f"{instructions}\n\n{extra}" if extra else instructions
-
-
 class TranscriptSummarizer:
     """A summarizer that calls ``provider`` with the context's own system and tools first, so the
     summary call reads the same cached prefix as the turns around it. ``extra``: added to its instructions."""
@@ -248,17 +242,8 @@ class TranscriptSummarizer:
         self.ctx, self.provider, self.extra = ctx, provider, extra
 
     def __call__(self, transcript: str) -> str:
-        ctx = self.ctx
-        text = f"{_with_extra(SUMMARY_INSTRUCTIONS, self.extra)}\n\n<transcript>\n{transcript}\n</transcript>"
-        prompt = Prompt(
-            ctx.system_blocks(),
-            ctx.tools,
-            (Message.user(text),),
-            CachePlan(),
-            tool_choice="none",
-            max_tokens=ctx.config.summary_max_tokens,
-        )
-        return ctx.call(self.provider, prompt, "compaction").message.text
+        prompt = transcript_prompt(self.ctx, transcript, self.extra)
+        return self.ctx.call(self.provider, prompt, "compaction").message.text
 
 
 def transcript_summarizer(ctx: Shrinkable, provider: Provider) -> Summarizer:
@@ -273,7 +258,7 @@ def cached_summary(ctx: Shrinkable, provider: Provider, keep: int, extra: str = 
     The newest turn is left out: it is kept verbatim whatever the summary says, and the request that
     ends before it is byte for byte the one the cache holds, so only the instructions are new input.
     """
-    instructions = _with_extra(CACHED_SUMMARY_INSTRUCTIONS.format(keep=keep), extra)
+    instructions = with_extra(CACHED_SUMMARY_INSTRUCTIONS.format(keep=keep), extra)
     window = ctx.prompt()
     newest = max((i for i, m in enumerate(window.messages) if m.role == "assistant"), default=0)
     if newest > 0:
