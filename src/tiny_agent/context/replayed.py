@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from tiny_agent.context.render import Rendered
 from tiny_agent.context.state import State
@@ -44,11 +44,14 @@ class Redrawer(Protocol):
     def replayed_prompt(self, before_seq: int, state: State | None = None) -> Prompt: ...
 
 
-def recorded_adapter(opened: Recorded, live: Provider | None = None) -> Provider:
+def recorded_adapter(
+    opened: Recorded, live: Provider | None = None, binding: Literal["strict", "drop_block"] = "strict"
+) -> Provider:
     """The adapter that renders ``opened``'s request: ``live`` itself when it is that provider and
     model with the same thinking settings (so its own settings, such as ``max_tokens``, are in the
-    body too); else one that sends nothing, for the recorded profile and thinking settings.
-    ``TinyAgentError`` when the recorded provider or its settings are unknown here."""
+    body too); else one that sends nothing, for the recorded profile and thinking settings, with the
+    session's ``binding`` (the fingerprint does not name it; ``whatif.thinking.recorded_thinking``
+    reads it from the log). ``TinyAgentError`` when the recorded provider or its settings are unknown here."""
     thinking = opened.fingerprint.get("thinking")
     if live is not None:
         own = live.profile
@@ -57,7 +60,7 @@ def recorded_adapter(opened: Recorded, live: Provider | None = None) -> Provider
             return live
     profile = offline_profile(opened.provider, opened.model)
     if isinstance(thinking, str):
-        profile = dataclasses.replace(profile, thinking=thinking_of_key(thinking))
+        profile = dataclasses.replace(profile, thinking=dataclasses.replace(thinking_of_key(thinking), binding=binding))
     return offline_adapter(profile)
 
 

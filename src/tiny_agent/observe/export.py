@@ -1,6 +1,7 @@
 """A session out of the store: as JSON lines (everything, to move or archive it), or as the request
-body of either wire format (the whole conversation, uncompacted, ready to send elsewhere); and the
-JSON lines read back (``read_export``), checked entry by entry, to go into another store."""
+body of a wire format (the window the engine would send next: the newest summary, the pins, the turns
+after its cut, ready to send elsewhere); and the JSON lines read back (``read_export``), checked entry
+by entry, to go into another store."""
 
 from __future__ import annotations
 
@@ -35,9 +36,10 @@ def export_lines(
 ) -> Iterator[str]:
     """The session as lines of text. ``jsonl``: a header, then one entry per line (a fork's inherited
     entries included). A wire's name (``anthropic``, ``openai``, ...): one request body, legal to send:
-    every message up to the last user turn, that is the request that asked for the session's last
-    answer (a body ending on the assistant's reply is not a request a wire takes, and ``lint`` says so).
-    ``on_note`` hears what the body leaves out: thinking settings the model does not take on that wire."""
+    the window up to its last user turn, that is the request that asked for the session's last answer
+    (a body ending on the assistant's reply is not a request a wire takes, and ``lint`` says so). Not
+    the whole log: after a compaction, preserved thinking is bound to the summary's prefix. ``on_note``
+    hears what the body leaves out: thinking settings the model does not take on that wire."""
     if fmt == JSONL:
         header = {"format": EXPORT_FORMAT, "version": 1, "schema": SCHEMA_VERSION, "session": info.to_dict()}
         yield json.dumps(header, ensure_ascii=False)
@@ -46,7 +48,7 @@ def export_lines(
         return
     context = Context(log=MemoryLog(entries))
     model = str(context.run_settings.get("model") or "unknown")
-    prompt = Prompt(context.system_blocks(), context.tools, _up_to_last_user(context.messages))
+    prompt = Prompt(context.system_blocks(), context.tools, _up_to_last_user(context.window()))
     body = _adapter(fmt, model, entries, context.run_settings, on_note or (lambda _: None)).render(prompt)
     yield json.dumps(body, ensure_ascii=False, indent=2)
 

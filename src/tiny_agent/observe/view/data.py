@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from tiny_agent.context.engine import Context
 from tiny_agent.context.entries import CallDone, CallOpened, Clearing, CompactionMark, TypedEntry
@@ -35,6 +35,7 @@ from tiny_agent.providers.wire import cache_rules, prefix_blocks
 from tiny_agent.store.base import SessionInfo
 from tiny_agent.types import Entry, Wire
 from tiny_agent.whatif.replay import Policy, Recording
+from tiny_agent.whatif.thinking import recorded_thinking
 
 __all__ = ["WHAT_IFS", "SessionView", "diagnosed_break", "diagnosed_character"]
 
@@ -63,14 +64,18 @@ class SessionView:
     _context: Context | None = None
     _recording: Recording | None = None
     _adapters: dict[tuple[str, str, str], Provider] = field(default_factory=dict)
+    binding: Literal["strict", "drop_block"] = "strict"
+    """The session's thinking binding, which each of its requests sent and a redraw sends again."""
 
     @staticmethod
     def of(info: SessionInfo, entries: Sequence[Entry]) -> SessionView:
         view = SessionView(info, list(entries))
         by_seq: dict[int, _Call] = {}
-        for entry in view.entries:
-            for value in _values(entry):
+        typed = [(entry, _values(entry)) for entry in view.entries]
+        for entry, values in typed:
+            for value in values:
                 view._take(entry, value, by_seq)
+        view.binding = recorded_thinking(typed).binding
         return view
 
     def _take(self, entry: Entry, value: TypedEntry, by_seq: dict[int, _Call]) -> None:
@@ -223,7 +228,7 @@ class SessionView:
         settings (an SDK client each)."""
         key = (opened.provider, opened.model, str(opened.fingerprint.get("thinking")))
         if key not in self._adapters:
-            self._adapters[key] = recorded_adapter(opened)
+            self._adapters[key] = recorded_adapter(opened, binding=self.binding)
         return self._adapters[key]
 
     def warm(self) -> None:
@@ -254,7 +259,7 @@ def _expired(previous: _Call, call: _Call, body: Mapping[str, Any], wire: Wire, 
 
 
 def _values(entry: Entry) -> list[TypedEntry]:
-    if entry.kind not in ("call", "call_done", "compaction", "clear"):
+    if entry.kind not in ("call", "call_done", "compaction", "clear", "run"):
         return []
     try:
         return list(read(entry))
