@@ -25,7 +25,7 @@ def _checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
         raise ConfigError(f"--thinking off shows no thinking: leave out --thinking-display {thinking.display}")
     if caps.effort_only and (thinking.mode != "default" or (thinking.effort and not caps.efforts)):
         _check_effort_only(thinking, caps, model)
-    if thinking.mode == "off" and thinking.effort is not None and caps.reasoning_content:
+    if thinking.mode == "off" and thinking.effort is not None and caps.own_measure:
         raise ConfigError(f"--thinking off spends no reasoning effort on {model}: leave out --effort {thinking.effort}")
     if thinking.binding == "drop_block" and not caps.preserved:
         raise ConfigError(
@@ -34,7 +34,7 @@ def _checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
         )
     if thinking.mode == "enabled" and not caps.manual:
         raise ConfigError(f"{model} does not take a thinking budget{_budget_hint(caps)}")
-    if thinking.mode == "adaptive" and not (caps.adaptive or caps.reasoning_content):
+    if thinking.mode == "adaptive" and not (caps.adaptive or caps.own_measure):
         hint = " (use --thinking N with N >= 1024)" if caps.manual else ""
         raise ConfigError(f"{model} has no adaptive thinking{hint}")
     if thinking.mode in ("enabled", "adaptive") and not caps.thinks:
@@ -79,7 +79,7 @@ def _check_effort_only(thinking: Thinking, caps: ThinkingCaps, model: str) -> No
 def _budget_hint(caps: ThinkingCaps) -> str:
     """What to give instead of a budget: a model that thinks by its own measure (DeepSeek, Kimi) has no
     field for one, and silently dropping it would spend what the user meant to cap."""
-    if caps.reasoning_content:
+    if caps.own_measure:
         how_much = f"; --effort {'|'.join(caps.efforts)} sets how much" if caps.effort_with_thinking else ""
         return f": it thinks by its own measure (--thinking adaptive, or off){how_much}"
     return " (use --thinking adaptive)" if caps.adaptive else ""
