@@ -1,15 +1,18 @@
 """A session out of the store: as JSON lines (everything, to move or archive it), or as the request
-body of either wire format (the whole conversation, uncompacted, ready to send elsewhere); and the
-JSON lines read back (``read_export``), checked entry by entry, to go into another store."""
+body of a wire format (the window the engine would send next: the newest summary, the pins, the turns
+after its cut, ready to send elsewhere); and the JSON lines read back (``read_export``), checked entry
+by entry, to go into another store."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from tiny_agent.context.engine import Context
+from tiny_agent.context.entries import CallOpened
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
 from tiny_agent.context.state import joined
@@ -20,7 +23,7 @@ from tiny_agent.providers.thinking import OFF, thinking_key
 from tiny_agent.providers.wire import wire_of
 from tiny_agent.store.base import SessionInfo
 from tiny_agent.store.migrations import SCHEMA_VERSION
-from tiny_agent.types import Entry, Message, Prompt
+from tiny_agent.types import REASONING_BLOCKS, Block, Entry, Message, Prompt, ReasoningBlock
 from tiny_agent.whatif.thinking import recorded_thinking
 
 __all__ = ["EXPORT_FORMAT", "JSONL", "ExportFormat", "export_lines", "read_export"]
@@ -36,19 +39,26 @@ def export_lines(
 ) -> Iterator[str]:
     """The session as lines of text. ``jsonl``: a header, then one entry per line (a fork's inherited
     entries included). A wire's name (``anthropic``, ``openai``, ...): one request body, legal to send:
-    every message up to the last user turn, that is the request that asked for the session's last
-    answer (a body ending on the assistant's reply is not a request a wire takes, and ``lint`` says so).
-    ``on_note`` hears what the body leaves out: thinking settings the model does not take on that wire."""
+    the window up to its last user turn, that is the request that asked for the session's last answer
+    (a body ending on the assistant's reply is not a request a wire takes, and ``lint`` says so). Not
+    the whole log: after a compaction, preserved thinking is bound to the summary's prefix. ``on_note``
+    hears what the body leaves out: thinking settings the model does not take on that wire, and
+    reasoning it has no place for (another wire's)."""
     if fmt == JSONL:
         header = {"format": EXPORT_FORMAT, "version": 1, "schema": SCHEMA_VERSION, "session": info.to_dict()}
         yield json.dumps(header, ensure_ascii=False)
         for e in entries:
             yield json.dumps({"seq": e.seq, "id": e.id, "kind": e.kind, "at": e.at, "body": e.body}, ensure_ascii=False)
         return
+    note = on_note or (lambda _: None)
     context = Context(log=MemoryLog(entries))
     model = str(context.run_settings.get("model") or "unknown")
-    prompt = Prompt(context.system_blocks(), context.tools, _up_to_last_user(context.messages))
-    body = _adapter(fmt, model, entries, context.run_settings, on_note or (lambda _: None)).render(prompt)
+    messages = _up_to_last_user(context.window())
+    adapter = _adapter(fmt, model, entries, context.run_settings, note)
+    body = adapter.render(Prompt(context.system_blocks(), context.tools, messages))
+    if left := left_out(adapter, messages):
+        owner = _recorded_provider(entries) or model
+        note(f"the body leaves out {left} ({owner}'s own; the {fmt} format takes none)")
     yield json.dumps(body, ensure_ascii=False, indent=2)
 
 
@@ -62,12 +72,48 @@ def _adapter(
     if isinstance(ttl := run.get("cache_ttl"), str):
         options.update(wire_of(fmt).adapter_options(ttl, False))  # type: ignore[arg-type]  # the adapter checks it
     thinking = recorded_thinking([(e, read(e)) for e in entries])
-    if thinking != OFF:
-        try:
-            return wire_adapter(fmt, model, thinking=thinking, **options)
-        except ConfigError as exc:  # another wire's model that does not take them
-            on_note(f"the body has no thinking settings (the session's: {thinking_key(thinking)}): {exc}")
-    return wire_adapter(fmt, model, **options)
+    plain = wire_adapter(fmt, model, **options)
+    if thinking == OFF:
+        return plain
+    left = f"the body has no thinking settings (the session's: {thinking_key(thinking)})"
+    elsewhere = plain.profile.thinking_caps.sent_on
+    if elsewhere:  # settings of a model tiny-agent sends on another wire: none of them has a place here
+        on_note(f"{left}: tiny-agent sends {model}'s on {elsewhere} only")
+        return plain
+    try:
+        return wire_adapter(fmt, model, thinking=thinking, **options)
+    except ConfigError as exc:
+        on_note(f"{left}: {exc}")
+    return plain
+
+
+def left_out(adapter: Provider, messages: Sequence[Message]) -> str:
+    """The reasoning blocks of ``messages`` that ``adapter`` renders nothing of, counted by kind
+    (``3 reasoning_content texts``); "" when it renders them all. A block is left out when its
+    message renders the same without it: no wire's rules need naming here."""
+    counts: Counter[str] = Counter()
+    names: dict[str, str] = {}
+    for message in messages:
+        for block in message.content:
+            if not isinstance(block, REASONING_BLOCKS):
+                continue
+            without = Message(message.role, tuple(b for b in message.content if b is not block))
+            if adapter.wire_messages(message, dict(names)) == adapter.wire_messages(without, dict(names)):
+                counts[_kind(block)] += 1
+        adapter.wire_messages(message, names)
+    return ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in counts.items())
+
+
+def _kind(block: Block) -> str:
+    if isinstance(block, ReasoningBlock):
+        return f"{block.item.get('type')} item" if block.item is not None else "reasoning_content text"
+    return f"{block.type} block"
+
+
+def _recorded_provider(entries: Sequence[Entry]) -> str:
+    """The endpoint of the session's newest call (``deepseek``, ``anthropic``); "" before any."""
+    calls = [v for e in entries if e.kind == CallOpened.kind for v in read(e) if isinstance(v, CallOpened)]
+    return calls[-1].provider if calls else ""
 
 
 def _up_to_last_user(messages: Sequence[Message]) -> tuple[Message, ...]:

@@ -8,7 +8,8 @@ A miss never throws; it shows on the invoice. Each hazard gets a rule id, severi
   ``no-breakpoint``, ``wire-mismatch`` (another wire's body than ``wire``) (warnings);
 - between consecutive bodies (files, a JSON list, JSONL, stdin, a session): every cause the later
   would not read what the earlier cached, with its place, from ``providers.cache_breaks`` (the one
-  finder the view uses too). docs/lint.md lists every rule with what it means.
+  finder the view uses too); over the sequence, a thinking block sent after another prefix than it
+  first was (``thinking-rebound``). docs/lint.md lists every rule with what it means.
 A body is clean with no error or warning (``info`` is a hint); tokens: ``prefix.block_tokens``.
 """
 
@@ -20,7 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from tiny_agent.observe.lint_breaks import REASONING_FIXES, fix_for
+from tiny_agent.observe.lint_breaks import REASONING_FIXES, fix_for, sequence_findings
 from tiny_agent.observe.lint_inputs import load_bodies, load_timed
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_breaks import prefix_breaks, unmarkable
@@ -28,7 +29,7 @@ from tiny_agent.providers.cache_expiry import expired
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, min_cacheable_tokens
 from tiny_agent.providers.prefix import PrefixBlock, block_tokens, breakpoints, ttls_in_order
 from tiny_agent.providers.reasoning_check import RULES as REASONING_RULES
-from tiny_agent.providers.reasoning_check import reasoning_problems
+from tiny_agent.providers.reasoning_check import Sequenced, reasoning_problems, reasoning_sequence
 from tiny_agent.providers.wire import WireFormat, cache_rules, shown_wire, wire_of
 from tiny_agent.providers.wire import detect_wire as _detect
 from tiny_agent.store.base import Store
@@ -148,12 +149,16 @@ def lint_bodies(
         source = sources[i] if sources else None
         findings.extend(replace(f, request=i, source=source) for f in lint_body(body, wire, model))
     last: dict[str, tuple[Mapping[str, Any], float | None]] = {}
+    sequences: dict[str, Sequenced] = {}
     for i, body in enumerate(bodies):
         source, own = sources[i] if sources else None, wire or detect_wire(body)
         at = times[i] if times else None
-        if own in last:  # each wire's bodies against that wire's previous one: the other is another cache
-            changes = _changes(last[own][0], body, own, model, _idle(last[own][1], at))
-            findings.extend(replace(f, request=i, source=source) for f in changes)
+        changes = _changes(last[own][0], body, own, model, _idle(last[own][1], at)) if own in last else []
+        # each wire's bodies against that wire's earlier ones: the other is another cache, another API
+        rules = sequences.setdefault(own, reasoning_sequence(own))
+        moved = sequence_findings(rules, body, model or str(body.get("model") or ""))
+        changes += [Finding(rule, "error", path, message, "", fix) for rule, path, message, fix in moved]
+        findings.extend(replace(f, request=i, source=source) for f in changes)
         last[own] = (body, at)
     return findings
 

@@ -3,7 +3,13 @@ each reasoning rule of ``providers.reasoning_check`` points and how to fix it (l
 
 from __future__ import annotations
 
-__all__ = ["BREAK_FIXES", "REASONING_FIXES", "fix_for"]
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from tiny_agent.providers.reasoning_check import Sequenced
+
+__all__ = ["BREAK_FIXES", "REASONING_FIXES", "fix_for", "sequence_findings"]
 
 
 _FIX_BREAK = "send it byte-identical on every request; put what changes after the last cache breakpoint"
@@ -45,5 +51,22 @@ REASONING_FIXES: dict[str, tuple[str | None, str]] = {
     "thinking-unsigned": (None, "send the thinking block back exactly as received, its signature included"),
     "thinking-disabled-final": (None, "keep thinking on until the tool loop ends with a new user turn"),
     "reasoning-content-missing": (None, "send each tool-call assistant message back with its reasoning_content"),
+    "thinking-rebound": (
+        None,
+        "send each thinking block after the prefix it was made on: after a compaction, the window (summary, "
+        "then the turns after it), not the whole history; or remove the block, or ask for "
+        'thinking.block_binding.prefix_mismatch_behavior "drop_block"',
+    ),
 }
 """Reasoning rule -> (its path when not the message the problem names, the fix)."""
+
+
+def sequence_findings(rules: Sequenced, body: Mapping[str, Any], model: str) -> list[tuple[str, str, str, str]]:
+    """(rule, path, message, fix) of each reasoning rule ``body`` breaks after the bodies ``rules`` was
+    fed before it (``providers.reasoning_check.reasoning_sequence``)."""
+    out = []
+    for problem in rules.feed(body, model):
+        rule, message = problem.split(": ", 1)
+        path = re.search(r"messages\[\d+\](?:\.content\[\d+\])?", message)
+        out.append((rule, path.group() if path else "messages", message, REASONING_FIXES[rule][1]))
+    return out

@@ -1,21 +1,37 @@
 """The reasoning rules of each wire, by wire: one table, so the check of a body with thinking is found
-the same way for every wire (``ProviderProfile.finish_check`` and ``lint`` call ``reasoning_problems``)."""
+the same way for every wire (``ProviderProfile.finish_check`` and ``lint`` call ``reasoning_problems``;
+``lint`` feeds a sequence of bodies to ``reasoning_sequence``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
+from tiny_agent.providers.anthropic import binding as anthropic_binding
 from tiny_agent.providers.anthropic import thinking as anthropic_thinking
 from tiny_agent.providers.openai import reasoning as openai_reasoning
 
-__all__ = ["RULES", "reasoning_problems"]
+__all__ = ["RULES", "Sequenced", "reasoning_problems", "reasoning_sequence"]
+
+
+class Sequenced(Protocol):
+    """A wire's reasoning rules over a sequence of bodies: ``feed`` each in order, hear what it refuses
+    in that body given the ones before it (each problem starts with its rule id)."""
+
+    def feed(self, body: Mapping[str, Any], model: str) -> list[str]: ...
+
+
+class _NoRules:
+    def feed(self, body: Mapping[str, Any], model: str) -> list[str]:
+        return []
+
 
 _CHECKS: Mapping[str, Callable[[Mapping[str, Any], bool], list[str]]] = {
     "anthropic": lambda body, thinks: anthropic_thinking.thinking_problems(body),
     "openai": openai_reasoning.reasoning_problems,
 }
-RULES: Mapping[str, str] = {**anthropic_thinking.RULES, **openai_reasoning.RULES}
+_SEQUENCES: Mapping[str, Callable[[], Sequenced]] = {"anthropic": anthropic_binding.Bindings}
+RULES: Mapping[str, str] = {**anthropic_thinking.RULES, **anthropic_binding.RULES, **openai_reasoning.RULES}
 """Every reasoning rule id -> what it says (``lint`` reports them by id)."""
 
 
@@ -23,3 +39,8 @@ def reasoning_problems(wire: str, body: Mapping[str, Any], thinks: bool) -> list
     """What ``wire``'s reasoning rules refuse in ``body``; ``thinks``: the model reasons in this run."""
     check = _CHECKS.get(wire)
     return check(body, thinks) if check is not None else []
+
+
+def reasoning_sequence(wire: str) -> Sequenced:
+    """``wire``'s rules over a sequence of bodies (none on a wire that has none)."""
+    return _SEQUENCES.get(wire, _NoRules)()

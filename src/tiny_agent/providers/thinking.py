@@ -135,6 +135,9 @@ class ThinkingCaps:
     """A forced tool_choice is accepted with thinking on (never on Claude; Kimi only with thinking off)."""
     reasoning_content: bool = False
     """Chat Completions ``reasoning_content`` comes back and must go back on tool-loop turns."""
+    switch_only: bool = False
+    """Thinking is switched on or off, with no budget: ``thinking: {type: enabled|disabled}`` on the
+    Messages wire (DeepSeek's Anthropic format: the same switch and effort as its Chat Completions)."""
     default_on: bool = False
     """The model thinks unless told not to (DeepSeek V4, Kimi K2.6)."""
     keep_all: bool = False
@@ -159,7 +162,12 @@ class ThinkingCaps:
 
     @property
     def thinks(self) -> bool:
-        return self.manual or self.adaptive or self.reasoning_content
+        return self.manual or self.adaptive or self.own_measure
+
+    @property
+    def own_measure(self) -> bool:
+        """The model thinks by its own measure, on or off (DeepSeek, Kimi): ``adaptive`` means on."""
+        return self.reasoning_content or self.switch_only
 
 
 NO_THINKING = ThinkingCaps()
@@ -176,51 +184,74 @@ OPENAI_EFFORTS = ("low", "medium", "high")
 
 def thinking_caps(name: str, model: str, wire: str = "") -> ThinkingCaps:
     """The declared capabilities of ``model`` at the endpoint ``name`` speaking ``wire`` (a llama.cpp
-    server's model: none, whatever it is called)."""
+    server's model: none, whatever it is called). A model is its maker's wherever it is served: a
+    DeepSeek model over the Messages wire has DeepSeek's switches there, not Claude's table."""
     m = model.lower()
     if name == "local":
         return NO_THINKING
-    if name == "anthropic" or m.startswith("claude"):
-        if not m.startswith("claude") or "claude-3-5" in m or "claude-3-haiku" in m or "claude-3-opus" in m:
-            return NO_THINKING
-        if wire not in ("", "anthropic"):
-            return ThinkingCaps(sent_on="the Messages API (--provider anthropic)")
-        adaptive = any(k in m for k in _ADAPTIVE)
-        preserved = any(k in m for k in _PRESERVED)
-        manual = not any(k in m for k in ("opus-5-5", "fable-5-1"))  # adaptive only
-        efforts = CLAUDE_EFFORTS if adaptive or "opus-4-5" in m else ()
-        strips = _STRIPS_EARLIER.match(m) is not None
-        return ThinkingCaps(
-            manual=manual,
-            adaptive=adaptive,
-            interleaved_header=manual and not preserved,
-            preserved=preserved,
-            earlier_reasoning="stripped" if strips else "kept",
-            efforts=efforts,
-        )
+    if m.startswith("claude"):
+        return _claude_caps(m, wire)
     if name == "deepseek" or m.startswith("deepseek"):
-        if m.startswith("deepseek-v4") or m == "deepseek-reasoner":
-            return ThinkingCaps(
-                manual=False,
-                reasoning_content=True,
-                default_on=True,
-                efforts=("low", "high", "max"),
-                forced_tool_choice=False,
-                earlier_reasoning="tool_turns",
-            )
-        return NO_THINKING
+        return _deepseek_caps(m, wire)
     if name == "moonshot" or m.startswith("kimi"):
-        if m.startswith(("kimi-k2.6", "kimi-k2.7", "kimi-k3")):
-            return ThinkingCaps(
-                reasoning_content=True,
-                default_on=True,
-                keep_all=True,
-                earlier_reasoning="kept",
-                efforts=("low", "medium", "high"),
-                effort_with_thinking=False,
-            )
+        return _kimi_caps(m, wire)
+    if name == "anthropic":
         return NO_THINKING
     return _openai_caps(m, wire)
+
+
+def _claude_caps(m: str, wire: str) -> ThinkingCaps:
+    if "claude-3-5" in m or "claude-3-haiku" in m or "claude-3-opus" in m:
+        return NO_THINKING
+    if wire not in ("", "anthropic"):
+        return ThinkingCaps(sent_on="the Messages API (--provider anthropic)")
+    adaptive = any(k in m for k in _ADAPTIVE)
+    preserved = any(k in m for k in _PRESERVED)
+    manual = not any(k in m for k in ("opus-5-5", "fable-5-1"))  # adaptive only
+    efforts = CLAUDE_EFFORTS if adaptive or "opus-4-5" in m else ()
+    strips = _STRIPS_EARLIER.match(m) is not None
+    return ThinkingCaps(
+        manual=manual,
+        adaptive=adaptive,
+        interleaved_header=manual and not preserved,
+        preserved=preserved,
+        earlier_reasoning="stripped" if strips else "kept",
+        efforts=efforts,
+    )
+
+
+def _deepseek_caps(m: str, wire: str) -> ThinkingCaps:
+    """DeepSeek's Anthropic format has the switch and effort of its Chat Completions (reasoning facts,
+    section 6); tiny-agent sends its Responses format none (no shape for them is on record)."""
+    if not (m.startswith("deepseek-v4") or m == "deepseek-reasoner"):
+        return NO_THINKING
+    efforts = ("low", "high", "max")
+    if wire == "anthropic":
+        return ThinkingCaps(switch_only=True, default_on=True, efforts=efforts, earlier_reasoning="tool_turns")
+    if wire not in ("", "openai"):
+        return ThinkingCaps(sent_on="Chat Completions (--provider deepseek) and the Messages wire")
+    return ThinkingCaps(
+        reasoning_content=True,
+        default_on=True,
+        efforts=efforts,
+        forced_tool_choice=False,
+        earlier_reasoning="tool_turns",
+    )
+
+
+def _kimi_caps(m: str, wire: str) -> ThinkingCaps:
+    if not m.startswith(("kimi-k2.6", "kimi-k2.7", "kimi-k3")):
+        return NO_THINKING
+    if wire not in ("", "openai"):
+        return ThinkingCaps(sent_on="Chat Completions (--provider moonshot)")
+    return ThinkingCaps(
+        reasoning_content=True,
+        default_on=True,
+        keep_all=True,
+        earlier_reasoning="kept",
+        efforts=("low", "medium", "high"),
+        effort_with_thinking=False,
+    )
 
 
 def openai_reasons(model: str) -> bool:

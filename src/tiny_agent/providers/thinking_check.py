@@ -66,7 +66,7 @@ def _check_contradictions(thinking: Thinking, caps: ThinkingCaps, model: str) ->
         _refuse(f"--thinking off shows no thinking: leave out {DISPLAY} {thinking.display}", THINKING, DISPLAY)
     if thinking.mode == "off" and thinking.binding == "drop_block":
         _refuse(f"--thinking off binds no thinking blocks: leave out {BINDING} drop_block", THINKING, BINDING)
-    if thinking.mode == "off" and thinking.effort is not None and caps.reasoning_content:
+    if thinking.mode == "off" and thinking.effort is not None and caps.own_measure:
         line = f"--thinking off spends no reasoning effort on {model}: leave out --effort {thinking.effort}"
         _refuse(line, THINKING, EFFORT)
 
@@ -78,7 +78,7 @@ def _check_model(thinking: Thinking, caps: ThinkingCaps, model: str) -> None:
         _refuse(f"{line} drop_block", BINDING)
     if thinking.mode == "enabled" and not caps.manual:
         _refuse(f"{model} does not take a thinking budget{_budget_hint(caps)}", THINKING)
-    if thinking.mode == "adaptive" and not (caps.adaptive or caps.reasoning_content):
+    if thinking.mode == "adaptive" and not (caps.adaptive or caps.own_measure):
         _refuse(f"{model} has no adaptive thinking (use --thinking N with N >= {MIN_BUDGET})", THINKING)
     if thinking.effort is not None and caps.efforts and not caps.effort_with_thinking:
         line = f"{model} does not take --effort: its API refuses reasoning_effort beside the thinking switch"
@@ -128,7 +128,7 @@ def _check_effort_only(thinking: Thinking, caps: ThinkingCaps, model: str) -> No
 def _budget_hint(caps: ThinkingCaps) -> str:
     """What to give instead of a budget: a model that thinks by its own measure (DeepSeek, Kimi) has no
     field for one, and silently dropping it would spend what the user meant to cap."""
-    if caps.reasoning_content:
+    if caps.own_measure:
         how_much = f"; --effort {'|'.join(caps.efforts)} sets how much" if caps.effort_with_thinking else ""
         return f": it thinks by its own measure (--thinking adaptive, or off){how_much}"
     return " (use --thinking adaptive)" if caps.adaptive else ""

@@ -155,8 +155,9 @@ class AnthropicProvider:
             if prompt.tool_choice == "none":
                 body["tool_choice"] = {"type": "none"}
         body["messages"] = since_compaction(flat)  # the API drops what comes before the newest one
-        if self._profile.thinking_caps.thinks:  # a model without thinking is sent no switch for it, not even off
-            body.update(thinking_fields(self._profile.thinking))
+        caps = self._profile.thinking_caps
+        if caps.thinks:  # a model without thinking is sent no switch for it, not even off
+            body.update(thinking_fields(self._profile.thinking, caps.switch_only))
         body.update(compaction_fields(self.compact_threshold))
         budget = body.get("thinking", {}).get("budget_tokens")
         if isinstance(budget, int) and body["max_tokens"] <= budget:

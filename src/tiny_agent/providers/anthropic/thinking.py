@@ -39,14 +39,15 @@ RULES = {
 """Rule id -> what it says."""
 
 
-def thinking_fields(thinking: Thinking) -> dict[str, Any]:
-    """The request fields for ``thinking``: ``thinking`` and ``output_config.effort``."""
+def thinking_fields(thinking: Thinking, switch_only: bool = False) -> dict[str, Any]:
+    """The request fields for ``thinking``: ``thinking`` and ``output_config.effort``. ``switch_only``:
+    the model's thinking is on or off, no budget (``ThinkingCaps.switch_only``), so "on" is ``enabled``."""
     fields: dict[str, Any] = {}
     config: dict[str, Any] | None = None
     if thinking.mode == "enabled":
         config = {"type": "enabled", "budget_tokens": thinking.budget}
     elif thinking.mode == "adaptive":
-        config = {"type": "adaptive"}
+        config = {"type": "enabled"} if switch_only else {"type": "adaptive"}
     elif thinking.mode == "off":
         config = {"type": "disabled"}
     if config is not None and config["type"] != "disabled":
