@@ -90,3 +90,23 @@ def test_sessions_show_has_a_line_for_each_summary_call(tmp_path: Path) -> None:
         "[summary 2",
         "[summary 3",
     ]
+
+
+def test_the_docs_show_the_thinking_of_a_call_as_the_line_prints_it() -> None:
+    """Each ``out=N (...)`` a page shows is what ``format_usage`` prints for those counts."""
+    import re
+
+    from tiny_agent.observe.call_lines import format_usage
+    from tiny_agent.types import Usage
+
+    root = Path(__file__).resolve().parents[1]
+    shown = [
+        m
+        for page in sorted((root / "docs").glob("*.md"))
+        for m in re.findall(r"out=[\d,]+ \([^)]*\)", page.read_text())
+    ]
+    assert shown
+    for example in shown:
+        counts = [int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", example)]
+        line = format_usage(Usage(1, counts[0], 0, 0, reasoning_tokens=counts[-1]))
+        assert line.endswith(example), (example, line)

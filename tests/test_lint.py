@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +142,30 @@ def test_a_finding_prints_on_one_line_and_serialises() -> None:
     assert "\n" not in line
     assert line.startswith("a.jsonl:3: system[0]: warning below-minimum: too short [18 < 1024]; fix: mark later")
     assert json.loads(json.dumps(finding.to_dict()))["rule"] == "below-minimum"
+
+
+def _emitted_rules() -> set[str]:
+    """Every rule id lint can report: its own, the causes of a miss (each wire's settings and the block
+    changes), an expired entry, and the reasoning rules but one (a marker on a thinking block is
+    reported as ``breakpoint-on-uncacheable``, with the block's own path)."""
+    from tiny_agent.observe import lint
+    from tiny_agent.providers import cache_breaks, cache_expiry
+    from tiny_agent.providers.reasoning_check import RULES
+
+    sources = "".join(Path(m.__file__ or "").read_text() for m in (lint, cache_breaks, cache_expiry))
+    ids = set(re.findall(r'"([a-z]+(?:-[a-z]+)+)"', sources)) | set(RULES)
+    ids |= {s.rule for wire in ("anthropic", "openai", "responses") for s in cache_breaks.wire_breaks(wire).settings}
+    return ids - {"thinking-cache-control"}
+
+
+def test_every_rule_lint_reports_is_on_the_rules_page_and_no_other() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "lint.md").read_text()
+    cells = [line.split(" | ")[0] for line in page.splitlines() if line.startswith("| `")]
+    documented = {rule for cell in cells for rule in re.findall(r"`([a-z-]+)`", cell)}
+    assert documented == _emitted_rules()
+
+
+def test_the_thinking_page_names_only_rules_lint_reports() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "thinking.md").read_text()
+    named = set(re.findall(r"`((?:thinking|reasoning|effort)-[a-z-]+)`", page))
+    assert named and named <= _emitted_rules(), named - _emitted_rules()

@@ -4,7 +4,7 @@ call of a recorded session (rule, path and character), and nothing on a clean ca
 The session runs on the billing fake through the official SDK, with a break of every class between
 clean turns: a tool added, a tool description reworded, the system prompt edited, tool_choice
 changed (and back), the thinking settings changed (and back), a breakpoint past the 20-block
-lookback, an earlier message edited (a tool result cleared), the model changed."""
+lookback, an earlier message edited (a tool result cleared), the model changed, the effort changed."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ EVERY_CLASS = {  # each class of break, and the category its miss line comes to 
     "breakpoint-lookback": "lookback",
     "message-edited": "clearing old tool output changed the conversation",  # expected, and still placed
     "model-changed": "model changed",
+    "effort-changed": "effort changed",
 }
 
 
@@ -95,6 +96,8 @@ def _record(root: Path, store: SQLiteStore, fake: BillingFake) -> str:
     ctx.append([Clearing({first_result.tool_use_id: "[cleared: read it again]"})])
     agent.run("tour the zeta files")  # 15: an earlier message edited; 16: clean
     Agent(provider(OTHER_MODEL), toolbox, context=ctx).run("answer four")  # 17: the model changed
+    low = provider(OTHER_MODEL, thinking=parse_thinking(None, effort="low"))
+    Agent(low, toolbox, context=ctx).run("answer five")  # 18: the effort changed
     session.close()
     return session.id
 
@@ -109,7 +112,7 @@ def _tasks(root: Path) -> list[Task]:
     tours = [
         tour(root, name, 2 if name == "alpha" else 1) for name in ("alpha", "beta", "gamma", "delta", "eps", "zeta")
     ]
-    answers = [Task(f"answer {n}", [], f"Answer {n}.") for n in ("one", "two", "three", "four", "with no tool")]
+    answers = [Task(f"answer {n}", [], f"Answer {n}.") for n in ("one", "two", "three", "four", "five", "with no tool")]
     return [*tours, *answers]
 
 
@@ -125,7 +128,7 @@ def test_diagnosis_lint_and_the_view_name_the_same_break_on_every_call(tmp_path:
         with serve(store, sid, open_browser=False) as server:
             calls = _api(server.port, server.token, f"/api/session/{sid}")["calls"]
             views = [_api(server.port, server.token, f"/api/session/{sid}/call/{c['index']}") for c in calls]
-    assert len(calls) == 18 and all(c["purpose"] == "turn" for c in calls)
+    assert len(calls) == 19 and all(c["purpose"] == "turn" for c in calls)
     named, clean = set(), 0
     for call, view in zip(calls[1:], views[1:], strict=True):
         index, miss = call["index"], call["miss"]
@@ -221,3 +224,67 @@ def test_a_compacting_session_agrees_on_every_call_the_summary_calls_too(tmp_pat
         lead = leading_break([Break(**b) for b in view["breaks"]], "anthropic")
         said = diagnosed_break(call["miss"])
         assert said == ((lead.rule, lead.path, lead.character) if lead else None), (index, call["miss"])
+
+
+BIG = "Project notes: keep every answer short, exact and kind. " * 150
+ASKED = "Read the files and report what each one says, one line a file. " * 150
+SAMPLES = {  # a body of each wire whose system prompt and first message are each long enough to cache
+    "anthropic": {
+        "model": MODEL,
+        "tools": [{"name": "read_file", "description": "Read a file", "input_schema": {"type": "object"}}],
+        "system": [{"type": "text", "text": BIG, "cache_control": {"type": "ephemeral"}}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": ASKED, "cache_control": {"type": "ephemeral"}}]}
+        ],
+    },
+    "openai": {
+        "model": "gpt-4o",
+        "tools": [{"type": "function", "function": {"name": "read_file", "description": "Read a file"}}],
+        "messages": [{"role": "system", "content": BIG}, {"role": "user", "content": ASKED}],
+    },
+    "responses": {
+        "model": "gpt-4o",
+        "tools": [{"type": "function", "name": "read_file", "description": "Read a file"}],
+        "input": [{"role": "developer", "content": BIG}, {"role": "user", "content": ASKED}],
+    },
+}
+
+
+def _set(body: dict[str, Any], dotted: str, value: object) -> dict[str, Any]:
+    out = json.loads(json.dumps(body))
+    *parents, last = dotted.split(".")
+    place = out
+    for key in parents:
+        place = place.setdefault(key, {})
+    place[last] = value
+    return out
+
+
+@pytest.mark.parametrize(
+    ("wire", "profile"),
+    [("anthropic", "anthropic"), ("openai", "openai"), ("responses", "responses"), ("openai", "local")],
+)
+def test_the_simulator_misses_on_every_setting_lint_names_from_the_level_it_names(wire: str, profile: str) -> None:
+    """Each setting of the wire's table of breaks (``providers/<wire>/breaks.py``) changed alone: the
+    simulator (the billing fake's, replay's, the miss line's) reads nothing from a tools-level change
+    and the tools and system prompt only from a messages-level one; a setting the endpoint's cache does
+    not key on (llama.cpp's response_format) reads it all, as lint finds nothing there."""
+    from tiny_agent.providers.cache_breaks import prefix_breaks, wire_breaks
+    from tiny_agent.providers.cache_sim import Simulator
+    from tiny_agent.providers.wire import rules_of
+
+    sample = SAMPLES[wire]
+    rules = rules_of(profile, str(sample["model"]), wire)
+    for setting in wire_breaks(wire).settings:
+        before, after = _set(sample, setting.path, "one"), _set(sample, setting.path, "two")
+        sim = Simulator(wire, str(sample["model"]), rules=rules, pricer=lambda call: 0.0)
+        first, second = sim.send(0.0, before), sim.send(1.0, after)
+        assert first.cache_read == 0 and second.input_tokens == first.input_tokens
+        named = [b.rule for b in prefix_breaks(before, after, wire, rules)]
+        if setting.path in rules.unkeyed_settings:
+            assert (named, second.cache_read, second.miss) == ([], second.input_tokens, None), setting
+        elif setting.level == "tools":
+            assert (named, second.cache_read) == ([setting.rule], 0), setting
+        else:
+            assert named == [setting.rule] and 0 < second.cache_read < second.input_tokens, (setting, second)
+            assert second.miss == "changed:settings", setting

@@ -81,3 +81,35 @@ def test_a_session_with_a_display_and_an_effort_resumes_with_thinking_off(tmp_pa
         last = fake.bills("r")[-1].body
     assert rules.rejected == []
     assert last["thinking"] == {"type": "disabled"} and "output_config" not in last
+
+
+def test_a_resume_with_another_effort_misses_the_messages_and_says_so(tmp_path: Path) -> None:
+    """Changing ``output_config.effort`` "always invalidates message blocks" (reasoning facts, section 1):
+    the billing fake reads only the tools and system prompt at the change, the call's miss line names
+    the effort, and the replay (the same simulator) bills it as recorded."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with (
+        BillingFake([reads(ws, 0, 3), reads(ws, 3, 3)], thinking=ThinkingRules()) as fake,
+        SQLiteStore(tmp_path / "s.db") as store,
+    ):
+        base = RunSettings(
+            provider="anthropic", model="claude-sonnet-5", base_url=fake.url("r", "anthropic"), workspace=str(ws),
+            code_tools=False,
+        )  # fmt: skip
+        with Run.open(store, settings=RunSettings.of({**base.given(), "effort": "high"}), env=ENV) as run:
+            assert run.agent.run("Please read the first files").stop == "done"
+            assert run.session is not None
+            sid = run.session.id
+        with Run.open(store, settings=RunSettings.of({**base.given(), "effort": "low"}), resume=sid, env=ENV) as run:
+            assert run.notes.count(NOTE) == 1
+            assert run.agent.run("Now read the next files").stop == "done"
+            calls = run.agent.context.ledger.calls
+        bills = fake.bills("r")
+        entries = store.entries(sid)
+    change = next(i for i, b in enumerate(bills) if b.body["output_config"] == {"effort": "low"})
+    assert bills[change].call.cache_read < bills[change - 1].call.cache_read + bills[change - 1].call.cache_write
+    miss = calls[change].miss
+    assert miss is not None and "effort changed" in miss and "[effort-changed at output_config.effort]" in miss
+    result = replay(entries)
+    assert [row(c) for c in result.replayed.per_call] == [row(c) for c in result.recorded.per_call]

@@ -293,3 +293,24 @@ def test_the_thinking_binding_flag_and_key_send_drop_block(
     assert rules.rejected == []
     binding = {"prefix_mismatch_behavior": "drop_block"}
     assert bodies and all(b["thinking"].get("block_binding") == binding for b in bodies), bodies
+
+
+def test_the_configuration_page_gives_what_each_wire_takes_for_server_compaction() -> None:
+    """The Responses API takes any positive threshold, Anthropic one of at least its smallest trigger:
+    the page and ``--help`` say so per wire (they gave Anthropic's minimum for both)."""
+    import click
+
+    from tiny_agent.cli.app import run_command
+    from tiny_agent.providers.anthropic.compaction import MIN_TRIGGER, checked_trigger
+    from tiny_agent.providers.settings_check import check_settings
+
+    check_settings("openai", "responses", "gpt-5.6", {"compact_threshold": 1000})
+    with pytest.raises(ConfigError):
+        checked_trigger(MIN_TRIGGER - 1, "claude-sonnet-4-6")
+    page = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text()
+    row = next(line for line in page.splitlines() if line.startswith("| `--server-compact-at`"))
+    assert "Responses API any positive count" in row and f"Anthropic at least {MIN_TRIGGER:,}" in row
+    (option,) = [p for p in run_command.params if isinstance(p, click.Option) and "--server-compact-at" in p.opts]
+    assert "Responses API: any count" in (option.help or "") and f"Anthropic: at least {MIN_TRIGGER:,}" in (
+        option.help or ""
+    )

@@ -209,3 +209,26 @@ def test_otel_asked_for_without_the_extra_is_one_line(
         monkeypatch.setenv(telemetry.ENDPOINT_ENV, "http://127.0.0.1:9")
         assert main([*args, "tour the mu files"]) == 0
         assert "no spans are sent: OpenTelemetry export needs the otel extra" in capsys.readouterr().err
+
+
+def test_the_run_span_totals_the_thinking_and_the_cache_writes(tmp_path: Path) -> None:
+    from tiny_agent.providers.thinking import parse_thinking
+    from tiny_agent.testing.thinking_server import ThinkingRules
+
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with BillingFake([tour(tmp_path, "lambda", 2)], thinking=ThinkingRules()) as fake:
+        url = fake.url("r", "anthropic")
+        provider = resolve_provider(
+            "anthropic", model=MODELS["anthropic"], base_url=url, env=ENV, thinking=parse_thinking("2048")
+        )
+        agent = Agent(provider, Toolbox(Workspace(tmp_path).tools()))
+        assert Telemetry(agent, tracer_provider).run("tour the lambda files").stop == "done"
+    calls = agent.context.ledger.calls
+    assert len(calls) > 1 and all(c.usage.reasoning_tokens for c in calls)
+    (run,) = [s for s in exporter.get_finished_spans() if s.name == "invoke_agent tiny-agent"]
+    totals = run.attributes or {}
+    assert totals["gen_ai.usage.reasoning.output_tokens"] == sum(c.usage.reasoning_tokens or 0 for c in calls)
+    assert totals["gen_ai.usage.cache_creation.input_tokens"] == sum(c.usage.cache_write_tokens or 0 for c in calls)
+    assert totals["gen_ai.usage.output_tokens"] == sum(c.usage.output_tokens or 0 for c in calls)

@@ -117,8 +117,8 @@ agent_options = _stack(
         "--server-compact-at",
         type=Positive(int),
         metavar="TOKENS",
-        help="Responses API and Anthropic (at least 50,000): the server compacts the context past this "
-        "many input tokens; its block is kept in the session and sent back. See docs/thinking.md.",
+        help="The server compacts past this many input tokens (Responses API: any count; Anthropic: at least "
+        "50,000); its item or block is kept in the session and sent back. See docs/responses.md.",
     ),
     click.option(
         "--cache-ttl",

@@ -29,7 +29,7 @@ from tiny_agent.providers.cache_expiry import expired
 from tiny_agent.providers.cache_rules import MAX_BREAKPOINTS, Ttl, min_cacheable_tokens
 from tiny_agent.providers.prefix import PrefixBlock, block_tokens, breakpoints, ttls_in_order
 from tiny_agent.providers.reasoning_check import RULES as REASONING_RULES
-from tiny_agent.providers.reasoning_check import Sequenced, reasoning_problems, reasoning_sequence
+from tiny_agent.providers.reasoning_check import Sequenced, body_problems, reasoning_sequence
 from tiny_agent.providers.wire import WireFormat, cache_rules, shown_wire, wire_of
 from tiny_agent.providers.wire import detect_wire as _detect
 from tiny_agent.store.base import Store
@@ -117,7 +117,7 @@ def lint_body(body: Mapping[str, Any], wire: Wire | None = None, model: str | No
     """Every hazard found in one request body."""
     fmt = wire_of(wire) if wire else _detect(body)
     model = model or str(body.get("model") or "")
-    findings = _legality(body, fmt)
+    findings = _legality(body, fmt, model)
     shown = shown_wire(body) if wire else None
     if shown is not None and shown is not fmt:  # linted by another wire's rules: what it finds is not the body's
         said, fix = f"the body has the {shown.name} wire's shape", f"drop --wire or give --wire {shown.name}"
@@ -183,12 +183,10 @@ def lint_files(paths: Iterable[str | Path], wire: Wire | None = None, model: str
     return lint_bodies([b for _, b, _ in timed], wire, model, [s for s, _, _ in timed], [t for _, _, t in timed])
 
 
-def _legality(body: Mapping[str, Any], wire: WireFormat) -> list[Finding]:
+def _legality(body: Mapping[str, Any], wire: WireFormat, model: str) -> list[Finding]:
     # The marker count is reported by its own rule, with paths.
-    problems = wire.check(body, None)
+    problems = wire.check(body, None) + body_problems(wire.name, body, model)
     offset = wire.conversation_start(body)
-    thinks = any("reasoning_content" in m for m in body.get("messages") or [] if isinstance(m, Mapping))
-    problems = problems + reasoning_problems(wire.name, body, thinks)
     out = []
     for problem in problems:
         found = re.search(r"messages\[(\d+)\]|message (\d+)", problem)

@@ -189,10 +189,21 @@ def _usage(call: CallRecord) -> dict[str, int]:
     return {k: v for k, v in fields.items() if v is not None}  # unreported stays absent, never 0
 
 
+_TOTALLED = (
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
+    "gen_ai.usage.cache_read.input_tokens",
+    "gen_ai.usage.cache_creation.input_tokens",
+    "gen_ai.usage.reasoning.output_tokens",
+)
+"""The run span's sums of its calls' usage: each only when every call reported it (a partial sum
+would read as the whole)."""
+
+
 def _totals(calls: list[CallRecord]) -> dict[str, Any]:
     out: dict[str, Any] = {"tiny_agent.calls": len(calls)}
     usages = [_usage(c) for c in calls]
-    for key in ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.usage.cache_read.input_tokens"):
+    for key in _TOTALLED:
         values = [u.get(key) for u in usages]
         if values and all(v is not None for v in values):
             out[key] = sum(v for v in values if v is not None)

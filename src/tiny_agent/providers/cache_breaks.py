@@ -28,7 +28,16 @@ from tiny_agent.providers.prefix import PrefixBlock, breakpoints, canonical
 from tiny_agent.providers.wire import prefix_blocks
 from tiny_agent.types import Wire
 
-__all__ = ["Break", "Setting", "WireBreaks", "prefix_breaks", "shared_blocks", "unmarkable", "wire_breaks"]
+__all__ = [
+    "Break",
+    "Setting",
+    "WireBreaks",
+    "prefix_breaks",
+    "setting_value",
+    "shared_blocks",
+    "unmarkable",
+    "wire_breaks",
+]
 
 Level = Literal["tools", "system", "messages"]
 
@@ -126,6 +135,11 @@ def unmarkable(blocks: Sequence[PrefixBlock], wire: str) -> list[PrefixBlock]:
         if block.ttl and (data.get("type") in kinds or empty_text):
             out.append(block)
     return out
+
+
+def setting_value(body: Mapping[str, Any], dotted: str) -> Any:
+    """The value at a setting's dotted path in ``body`` (None where it is absent)."""
+    return _get(body, dotted)
 
 
 def _get(data: Any, dotted: str) -> Any:

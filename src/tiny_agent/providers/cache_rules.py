@@ -12,7 +12,8 @@ issue 1194). Precedence, first match wins:
    where ``model`` may also be a wire name (``anthropic``, ``openai``) or ``*`` for every model, for
    example ``TINY_AGENT_CACHE_MIN_TOKENS="claude-sonnet-4-6=2048,openai=1024"``;
 3. the published table below;
-4. the wire's default (1,024 on both wires: the commonest published figure).
+4. the endpoint's default where it has one (DeepSeek's 64), else the wire's (1,024 on both wires:
+   the commonest published figure).
 
 In a mapping, a model key matches the exact id or its normalised form (``claude-sonnet-4-5-20250929``
 and ``anthropic.claude-sonnet-4-5-20250929-v1:0`` both normalise to ``claude-sonnet-4-5``), before
@@ -32,6 +33,8 @@ from tiny_agent.types import Wire
 
 __all__ = [
     "ANTHROPIC_MIN_TOKENS",
+    "CHAT_MIN_TOKENS",
+    "DEEPSEEK_MIN_TOKENS",
     "DEFAULT_MIN_TOKENS",
     "DEFAULT_TTL",
     "ENV_MIN_TOKENS",
@@ -118,7 +121,19 @@ ANTHROPIC_MIN_TOKENS: Mapping[str, int] = {
     "claude-haiku-4-5": 4096,
 }
 
-MIN_TOKENS_BY_MODEL: Mapping[Wire, Mapping[str, int]] = {"anthropic": ANTHROPIC_MIN_TOKENS}
+DEEPSEEK_MIN_TOKENS = 64
+"""DeepSeek's disk cache matches whole "cache prefix units" from token 0 (the old unit was 64 tokens)."""
+CHAT_MIN_TOKENS: Mapping[str, int] = {
+    # Models other providers serve over Chat Completions, with their own automatic caches
+    # (``openai.rules``). Moonshot publishes no minimum (UNCONFIRMED): OpenAI's stands in.
+    "deepseek-v4-flash": DEEPSEEK_MIN_TOKENS,
+    "deepseek-v4-pro": DEEPSEEK_MIN_TOKENS,
+    "deepseek-chat": DEEPSEEK_MIN_TOKENS,
+    "deepseek-reasoner": DEEPSEEK_MIN_TOKENS,
+    "kimi-k2.6": OPENAI_MIN_TOKENS,
+}
+
+MIN_TOKENS_BY_MODEL: Mapping[Wire, Mapping[str, int]] = {"anthropic": ANTHROPIC_MIN_TOKENS, "openai": CHAT_MIN_TOKENS}
 """Each wire's published minimum per model, where it publishes one."""
 
 _ALIASES = {"claude-opus-4-0": "claude-opus-4", "claude-sonnet-4-0": "claude-sonnet-4"}
@@ -166,8 +181,11 @@ def normalise_model(model: str) -> str:
     return _ALIASES.get(name, name)
 
 
-def min_cacheable_tokens(model: str, wire: Wire, overrides: Mapping[str, int] | None = None) -> int:
-    """Minimum cacheable prompt length of ``model`` on ``wire``, in tokens (see the module docstring)."""
+def min_cacheable_tokens(
+    model: str, wire: Wire, overrides: Mapping[str, int] | None = None, default: int | None = None
+) -> int:
+    """Minimum cacheable prompt length of ``model`` on ``wire``, in tokens (see the module docstring);
+    ``default``: the endpoint's own, in place of the wire's, for a model the table does not list."""
     key = normalise_model(model)
     for source in (overrides or {}, env_min_tokens()):
         for candidate in (model, model.lower(), key, wire, "*"):
@@ -176,7 +194,7 @@ def min_cacheable_tokens(model: str, wire: Wire, overrides: Mapping[str, int] | 
     table = MIN_TOKENS_BY_MODEL.get(wire, {})
     if key in table:
         return table[key]
-    return DEFAULT_MIN_TOKENS.get(wire, FALLBACK_MIN_TOKENS)
+    return default if default is not None else DEFAULT_MIN_TOKENS.get(wire, FALLBACK_MIN_TOKENS)
 
 
 def automatic_rules(

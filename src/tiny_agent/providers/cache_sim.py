@@ -14,8 +14,10 @@ Anthropic (explicit breakpoints), per request, prefix order tools -> system -> m
   minimum nothing is written or read; the write is billed 1.25x (2x up to the last ``ttl: "1h"``
   breakpoint), the read 0.1x, the rest 1x;
 - an entry lives 5 minutes (1 hour with ``ttl: "1h"``) from its last write or read;
-- ``model`` seeds the prefix; ``tool_choice`` and ``thinking`` sit between system and messages,
-  so changing them invalidates the messages only, as the docs' invalidation table says.
+- ``model`` seeds the prefix; ``tool_choice``, ``thinking`` and ``output_config`` (the effort) sit
+  between system and messages, so changing them invalidates the messages only, as the docs'
+  invalidation table says. Every wire's settings are its table of breaks' (``providers/<wire>/breaks.py``,
+  which ``lint`` and the miss line read): one list, so a change ``lint`` names is a miss here too.
 - More than 4 breakpoints, or a 1h breakpoint after a 5m one, is a 400: ``SimulationError``.
 
 OpenAI-style automatic caching: every request whose prompt reaches the minimum (1,024) is cached
@@ -56,6 +58,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tiny_agent.providers.cache_bill import GenaiPricer, Pricer, Prices, SimCall, total
+from tiny_agent.providers.cache_breaks import setting_value, wire_breaks
 from tiny_agent.providers.cache_rules import CacheRules, Ttl
 from tiny_agent.providers.prefix import Counter, PrefixBlock, SimulationError, block_tokens, canonical
 from tiny_agent.providers.wire import cache_rules, wire_of
@@ -143,23 +146,32 @@ class Simulator:
         return call
 
     def _chain(self, body: Mapping[str, Any], blocks: list[PrefixBlock]) -> tuple[list[str], list[int], str]:
-        """Cumulative prefix hash and token count after each block, and the settings between system and messages."""
-        names, head = self.format.settings_before_messages, self.format.settings_in_head
-        h = _hash("", canonical({"model": body.get("model", self.model), **{k: body.get(k) for k in head}}))
-        settings = canonical({k: body.get(k) for k in (*names, *head)})
+        """Cumulative prefix hash and token count after each block, and the settings the wire's table of
+        breaks names (``cache_breaks``), each hashed in front of the level it invalidates."""
+        levels = {level: self._settings(body, level) for level in ("tools", "system", "messages")}
+        h = _hash("", canonical({"model": body.get("model", self.model), **levels["tools"]}))
+        settings = canonical(levels)
         hashes: list[str] = []
         cum: list[int] = []
         tokens = 0
-        in_messages = False
+        ahead = ["system", "messages"]
         for block in blocks:
-            if names and block.path.startswith("messages") and not in_messages:
-                in_messages = True
-                h = _hash(h, settings)
+            while ahead and block.layer in ahead:  # a block of this level (or a later one): its settings come first
+                h = _hash(h, canonical(levels[ahead.pop(0)]))
             h = _hash(h, block.key)
             tokens += block.tokens
             hashes.append(h)
             cum.append(tokens)
         return hashes, cum, settings
+
+    def _settings(self, body: Mapping[str, Any], level: str) -> dict[str, Any]:
+        """The values of the settings that invalidate the cache from ``level`` on (the model aside: it
+        seeds the hash) and that this cache keys on."""
+        return {
+            s.path: setting_value(body, s.path)
+            for s in wire_breaks(self.wire).settings
+            if s.level == level and s.path != "model" and s.path not in self.rules.unkeyed_settings
+        }
 
     @property
     def _explicit_cache(self) -> bool:

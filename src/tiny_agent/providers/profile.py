@@ -112,7 +112,7 @@ class ProviderProfile:
     def check(self, body: Mapping[str, Any]) -> list[str]:
         """What the wire would refuse in ``body`` (empty: legal)."""
         return self.wire_format.check(body, self.cache.max_breakpoints) + reasoning_problems(
-            self.wire, body, self.thinks
+            self.wire, body, self.thinks, self.thinking_caps
         )
 
     def checker(self) -> WireCheck:
@@ -123,7 +123,8 @@ class ProviderProfile:
         """The problems ``check`` found in ``body`` (its breakpoints held to the limit), and how many
         breakpoints the body carries."""
         marks = count_marks(body) if self.cache.max_breakpoints else 0
-        return check.finish(marks, self.cache.max_breakpoints) + reasoning_problems(self.wire, body, self.thinks), marks
+        problems = reasoning_problems(self.wire, body, self.thinks, self.thinking_caps)
+        return check.finish(marks, self.cache.max_breakpoints) + problems, marks
 
 
 def profile_for(

@@ -10,8 +10,9 @@ from typing import Any, Protocol
 from tiny_agent.providers.anthropic import binding as anthropic_binding
 from tiny_agent.providers.anthropic import thinking as anthropic_thinking
 from tiny_agent.providers.openai import reasoning as openai_reasoning
+from tiny_agent.providers.thinking import NO_THINKING, ThinkingCaps, thinking_caps
 
-__all__ = ["RULES", "Sequenced", "reasoning_problems", "reasoning_sequence"]
+__all__ = ["RULES", "Sequenced", "body_problems", "reasoning_problems", "reasoning_sequence"]
 
 
 class Sequenced(Protocol):
@@ -26,8 +27,8 @@ class _NoRules:
         return []
 
 
-_CHECKS: Mapping[str, Callable[[Mapping[str, Any], bool], list[str]]] = {
-    "anthropic": lambda body, thinks: anthropic_thinking.thinking_problems(body),
+_CHECKS: Mapping[str, Callable[[Mapping[str, Any], bool | None, ThinkingCaps], list[str]]] = {
+    "anthropic": lambda body, thinks, caps: anthropic_thinking.thinking_problems(body),
     "openai": openai_reasoning.reasoning_problems,
 }
 _SEQUENCES: Mapping[str, Callable[[], Sequenced]] = {"anthropic": anthropic_binding.Bindings}
@@ -35,10 +36,19 @@ RULES: Mapping[str, str] = {**anthropic_thinking.RULES, **anthropic_binding.RULE
 """Every reasoning rule id -> what it says (``lint`` reports them by id)."""
 
 
-def reasoning_problems(wire: str, body: Mapping[str, Any], thinks: bool) -> list[str]:
-    """What ``wire``'s reasoning rules refuse in ``body``; ``thinks``: the model reasons in this run."""
+def reasoning_problems(
+    wire: str, body: Mapping[str, Any], thinks: bool | None, caps: ThinkingCaps = NO_THINKING
+) -> list[str]:
+    """What ``wire``'s reasoning rules refuse in ``body`` for a model with ``caps``; ``thinks``: the model
+    reasons in this run (None: read from the body and ``caps``)."""
     check = _CHECKS.get(wire)
-    return check(body, thinks) if check is not None else []
+    return check(body, thinks, caps) if check is not None else []
+
+
+def body_problems(wire: str, body: Mapping[str, Any], model: str) -> list[str]:
+    """What ``wire``'s reasoning rules refuse in a body seen on its own (``lint``): the model's declared
+    capabilities, and whether it thinks read from the body's own switch, else the model's default."""
+    return reasoning_problems(wire, body, None, thinking_caps(wire, model, wire))
 
 
 def reasoning_sequence(wire: str) -> Sequenced:

@@ -2,7 +2,7 @@
 
 A wire format (Anthropic Messages, OpenAI Chat Completions, ...) is an object that says what differs
 by wire: the prefix blocks of a body and its breakpoints, the request check, the cache rules of a
-model on it, the settings a cache hashes, how to recognise a body of it and which adapter speaks
+model on it, how to recognise a body of it and which adapter speaks
 it. Code that must differ by wire asks ``wire_of(name)``; nothing outside ``providers/`` compares a
 wire's name. A new wire is a folder ``providers/<name>/`` with a ``wire`` module and one line in
 ``WIRES``. The name stays a string wherever a wire is stored (sessions, profiles, bills).
@@ -48,10 +48,6 @@ class WireFormat(Protocol):
     the cache rules' mode; otherwise marks are optional and the rules' mode decides."""
     ttls: tuple[Ttl, ...]
     """The cache lifetimes a request may ask for."""
-    settings_in_head: tuple[str, ...]
-    """Request fields a cache hashes before the first block: changing one misses the whole prefix."""
-    settings_before_messages: tuple[str, ...]
-    """Request fields a cache hashes between system and messages: changing one misses the messages."""
     adapter: str
     """``module:Class`` of the adapter that speaks it (imported where one is built: the SDKs are slow)."""
     sdk_path: str

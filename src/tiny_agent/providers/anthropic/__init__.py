@@ -2,7 +2,7 @@
 
 - ``adapter``: ``AnthropicProvider``, over the official ``anthropic`` SDK.
 - ``betas``: the beta headers a body needs, the same for the message call and ``count_tokens``.
-- ``binding``: a thinking block bound to the prefix it was made on, checked across requests (lint's ``thinking-rebound``).
+- ``binding``: each thinking block's prefix, checked across requests (lint's ``thinking-rebound``).
 - ``breaks``: the settings and blocks that break the cache on this wire (``cache_breaks``' table).
 - ``compaction``: server-side compaction (``compact_20260112``): the request field, the block, its usage.
 - ``check``: the Messages API's request rules on the exact body.

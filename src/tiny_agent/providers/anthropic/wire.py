@@ -28,15 +28,13 @@ __all__ = ["ANTHROPIC", "AnthropicWire"]
 
 class AnthropicWire:
     """Anthropic Messages: system blocks and content blocks, ``cache_control`` breakpoints (at most four,
-    longer lifetimes first), a 20-block lookback, ``tool_choice`` and ``thinking`` between system and messages."""
+    longer lifetimes first), a 20-block lookback; the settings a cache keys on are in ``breaks``."""
 
     name = "anthropic"
     mark_field = "cache_control"
     marks_required = True
     """Nothing is cached but at the request's own breakpoints."""
     ttls: tuple[Ttl, ...] = TTLS
-    settings_in_head: tuple[str, ...] = ()
-    settings_before_messages: tuple[str, ...] = ("tool_choice", "thinking")
     adapter = "tiny_agent.providers.anthropic.adapter:AnthropicProvider"
     sdk_path = ""
     """The SDK adds ``/v1`` to a base URL itself."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tiny_agent.providers.thinking import Thinking, ThinkingCaps
+from tiny_agent.providers.thinking import NO_THINKING, Thinking, ThinkingCaps
 from tiny_agent.types import Block, Message, ReasoningBlock
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "reasoning_of",
     "reasoning_problems",
     "sdk_arguments",
+    "thinks_in",
     "with_reasoning",
 ]
 
@@ -57,17 +58,20 @@ def reasoning_of(message: Mapping[str, Any], model: str) -> list[Block]:
     return [ReasoningBlock(text, None, model)] if isinstance(text, str) and text else []
 
 
-def reasoning_problems(body: Mapping[str, Any], thinks: bool) -> list[str]:
-    """What a thinking model's API refuses in ``body``."""
+def reasoning_problems(body: Mapping[str, Any], thinks: bool | None, caps: ThinkingCaps = NO_THINKING) -> list[str]:
+    """What a thinking model's API refuses in ``body``. ``thinks``: the model reasons in this run; None
+    for a body seen on its own (lint), where ``thinks_in`` reads it from the body and ``caps``."""
     problems: list[str] = []
     config = body.get("thinking")
     off = isinstance(config, Mapping) and config.get("type") == "disabled"
-    if config is not None and "reasoning_effort" in body and isinstance(config, Mapping) and "keep" in config:
+    # A ``keep`` is Kimi's alone: it names the model where no profile does.
+    one_switch = not caps.effort_with_thinking or (isinstance(config, Mapping) and "keep" in config)
+    if config is not None and "reasoning_effort" in body and one_switch:
         problems.append("reasoning-both-switches: thinking and reasoning_effort in one request")
-    if not thinks or off:
+    if not (thinks_in(body, caps) if thinks is None else thinks) or off:
         return problems
     choice = body.get("tool_choice")
-    if isinstance(choice, Mapping) or choice == "required":
+    if not caps.forced_tool_choice and (isinstance(choice, Mapping) or choice == "required"):
         problems.append("reasoning-forced-tool-choice: a forced tool_choice with thinking on")
     messages: Sequence[Any] = body.get("messages") or []
     for i, message in enumerate(messages):
@@ -76,6 +80,17 @@ def reasoning_problems(body: Mapping[str, Any], thinks: bool) -> list[str]:
         if "reasoning_content" not in message:
             problems.append(f"reasoning-content-missing: messages[{i}] made tool calls without its reasoning_content")
     return problems
+
+
+def thinks_in(body: Mapping[str, Any], caps: ThinkingCaps) -> bool:
+    """Whether the model of ``caps`` thinks for ``body``, from the body alone: its ``thinking`` switch,
+    else the model's default, else whether an earlier reply came with reasoning_content (a model no
+    profile declares)."""
+    config = body.get("thinking")
+    if isinstance(config, Mapping):
+        return config.get("type") != "disabled"
+    messages = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
+    return caps.default_on or any("reasoning_content" in m for m in messages)
 
 
 def echoed_reasoning(rendered: dict[str, Any], message: Message) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from tiny_agent.providers.cache_rules import (
+    DEEPSEEK_MIN_TOKENS,
     MAX_BREAKPOINTS,
     OPENAI_INCREMENT,
     OPENAI_MIN_TOKENS,
@@ -18,7 +19,6 @@ from tiny_agent.providers.cache_rules import (
     WRITE_MULTIPLIER,
     CacheRules,
     automatic_rules,
-    env_min_tokens,
     min_cacheable_tokens,
     normalise_model,
 )
@@ -36,19 +36,25 @@ _AUTOMATIC_FREE_WRITES = {
     # name: (minimum, increment, lifetime in seconds). DeepSeek's disk cache is kept "a few hours to a
     # few days": an hour is the lower bound that never flatters. Moonshot's minimum is not published
     # (UNCONFIRMED): OpenAI's figures stand in.
-    "deepseek": (64, 64, 3600),
+    "deepseek": (DEEPSEEK_MIN_TOKENS, 64, 3600),
     "moonshot": (OPENAI_MIN_TOKENS, 1, OPENAI_TTL_SECONDS),
 }
+_SERVED_BY = (("deepseek-", "deepseek"), ("kimi-", "moonshot"), ("moonshot-", "moonshot"))
+"""Whose cache holds a model its own provider names, when the rules are asked for at the wire's name
+(``lint``, the view, a simulation with no endpoint): DeepSeek's and Moonshot's."""
+_WIRE_NAMES = (WIRE, "responses")
 
 
 def openai_rules(profile: str, model: str, overrides: Mapping[str, int] | None = None) -> CacheRules:
     """The cache rules of ``model`` at the Chat Completions endpoint named ``profile``."""
+    name = normalise_model(model)
+    if profile in _WIRE_NAMES:
+        profile = next((home for prefix, home in _SERVED_BY if name.startswith(prefix)), profile)
     if profile in _AUTOMATIC_FREE_WRITES:
-        minimum, increment, lifetime = _AUTOMATIC_FREE_WRITES[profile]
-        minimum = min_cacheable_tokens(model, WIRE, overrides) if overrides or env_min_tokens() else minimum
+        own, increment, lifetime = _AUTOMATIC_FREE_WRITES[profile]
+        minimum = min_cacheable_tokens(model, WIRE, overrides, default=own)
         return automatic_rules(WIRE, model, minimum, increment, lifetime, writes_billed=False, read=0.25)
     minimum = min_cacheable_tokens(model, WIRE, overrides)
-    name = normalise_model(model)
     keyed = bool(_OPENAI_MODEL.match(name))
     if _GPT_EXPLICIT.match(name):
         return _openai_explicit(model, minimum)

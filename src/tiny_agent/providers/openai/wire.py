@@ -39,13 +39,6 @@ class OpenAIWire:
     """Marks are optional: the rules' mode says whether the cache is automatic or explicit (GPT-5.6+)."""
     ttls: tuple[Ttl, ...] = (DEFAULT_TTL,)
     """One lifetime, the provider's (GPT-5.6+: 30 minutes)."""
-    settings_in_head: tuple[str, ...] = (
-        "response_format",
-        "parallel_tool_calls",
-        "reasoning_effort",
-        "prompt_cache_key",
-    )
-    settings_before_messages: tuple[str, ...] = ()
     adapter = "tiny_agent.providers.openai.adapter:OpenAICompatProvider"
     sdk_path = "/v1"
     """The SDK's base URL ends in ``/v1``."""

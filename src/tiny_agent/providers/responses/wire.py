@@ -20,11 +20,7 @@ from tiny_agent.providers.openai.rules import openai_rules
 from tiny_agent.providers.prefix import CacheMarks, Counter, Layer, PrefixBlock, canonical, tool_blocks, without_marks
 from tiny_agent.providers.responses.check import ResponsesCheck, check_responses_body, count_breakpoints
 
-__all__ = ["RESPONSES", "SETTINGS", "ResponsesWire", "count_marks", "is_body"]
-
-SETTINGS = ("reasoning", "text", "parallel_tool_calls", "prompt_cache_key", "context_management")
-"""Top-level fields that change the cached prefix (the caching guide's list; ``tool_choice`` is the
-guide's way to keep it): the simulator seeds its prefix hash with them, a change of any is a miss."""
+__all__ = ["RESPONSES", "ResponsesWire", "count_marks", "is_body"]
 
 
 class ResponsesWire:
@@ -34,8 +30,6 @@ class ResponsesWire:
     mark_field = BREAKPOINT
     marks_required = False
     ttls: tuple[Ttl, ...] = (DEFAULT_TTL,)
-    settings_in_head: tuple[str, ...] = SETTINGS
-    settings_before_messages: tuple[str, ...] = ()
     adapter = "tiny_agent.providers.responses.adapter:ResponsesProvider"
     sdk_path = "/v1"
 
