@@ -225,10 +225,12 @@ class Agent:
         result.answer = response.message.text
         if response.stop_reason == "refusal":
             result.stop = "refused"
+        elif response.stop_reason == "max_tokens":  # before "empty": the limit is why there is no text
+            result.stop = "max_tokens"
+            if not result.answer.strip() and reasoning_text(response.message):
+                result.detail = "the model was still thinking: no answer text yet"
         elif not result.answer.strip():
             result.stop = "empty"
-        elif response.stop_reason == "max_tokens":
-            result.stop = "max_tokens"
         else:
             result.stop = "done"
 

@@ -33,4 +33,5 @@ in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
 - ``reasoning_shown``: what a reply's reasoning shows as when it has no text to show (omitted, redacted, encrypted).
 - ``thinking``: reasoning settings and what each model can do with them, declared (never probed).
 - ``thinking_check``: a run's reasoning settings held against what the model takes, before any call.
+- ``thinking_sent``: what reasoning settings ask of a model in effect, and the output room they take.
 """

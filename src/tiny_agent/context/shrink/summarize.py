@@ -16,11 +16,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 
-from tiny_agent.context.cache import plan_cache
 from tiny_agent.context.entries import CompactionMark, Decision
 from tiny_agent.context.shrink import thinking
 from tiny_agent.context.shrink.compaction import (
-    CACHED_SUMMARY_INSTRUCTIONS,
     Compaction,
     CompactionStart,
     Summarizer,
@@ -30,10 +28,11 @@ from tiny_agent.context.shrink.compaction import (
 from tiny_agent.context.shrink.policy import cold, decision_prices, fitting_cut
 from tiny_agent.context.shrink.registry import policy_named
 from tiny_agent.context.shrink.shrinkable import Shrinkable
-from tiny_agent.context.shrink.transcript import fitted_transcript, transcript_prompt, with_extra
+from tiny_agent.context.shrink.summary_call import TranscriptSummarizer, cached_summary, transcript_summarizer
+from tiny_agent.context.shrink.transcript import fitted_transcript, summary_tokens
 from tiny_agent.errors import CompactionError, IllegalRequestError
 from tiny_agent.providers.base import Provider
-from tiny_agent.types import Message, Prompt, TextBlock
+from tiny_agent.types import Prompt
 
 __all__ = [
     "Shrinkable",
@@ -43,9 +42,6 @@ __all__ = [
     "maybe_compact",
     "transcript_summarizer",
 ]
-
-
-NO_TOOLS_AGAIN = "Reply with the summary as plain text. Do not call any tool."
 
 
 def maybe_compact(ctx: Shrinkable, provider: Provider) -> Compaction | None:
@@ -224,7 +220,7 @@ def _provider_summary(
     """The summary from ``provider``: read from the cache when the config says so and the window fits."""
     config = ctx.config
     keep, tokens, extra = window
-    fits = tokens + config.summary_max_tokens < ctx.context_window(provider)
+    fits = tokens + summary_tokens(ctx, provider) < ctx.context_window(provider)
     if config.summary == "cached" and fits and not cold(ctx, provider):
         tried.append("cached")
         text = cached_summary(ctx, provider, keep, extra)
@@ -232,52 +228,3 @@ def _provider_summary(
             return text
     tried.append("transcript")
     return TranscriptSummarizer(ctx, provider, extra)(transcript)
-
-
-class TranscriptSummarizer:
-    """A summarizer that calls ``provider`` with the context's own system and tools first, so the
-    summary call reads the same cached prefix as the turns around it. ``extra``: added to its instructions."""
-
-    def __init__(self, ctx: Shrinkable, provider: Provider, extra: str = "") -> None:
-        self.ctx, self.provider, self.extra = ctx, provider, extra
-
-    def __call__(self, transcript: str) -> str:
-        prompt = transcript_prompt(self.ctx, transcript, self.extra)
-        return self.ctx.call(self.provider, prompt, "compaction").message.text
-
-
-def transcript_summarizer(ctx: Shrinkable, provider: Provider) -> Summarizer:
-    """The engine's own summarizer over a flattened transcript (see ``TranscriptSummarizer``)."""
-    return TranscriptSummarizer(ctx, provider)
-
-
-def cached_summary(ctx: Shrinkable, provider: Provider, keep: int, extra: str = "") -> str | None:
-    """Ask for the summary at the end of the window as the previous request sent it (a cache read);
-    None if the model insisted on calling a tool twice.
-
-    The newest turn is left out: it is kept verbatim whatever the summary says, and the request that
-    ends before it is byte for byte the one the cache holds, so only the instructions are new input.
-    """
-    instructions = with_extra(CACHED_SUMMARY_INSTRUCTIONS.format(keep=keep), extra)
-    window = ctx.prompt()
-    newest = max((i for i, m in enumerate(window.messages) if m.role == "assistant"), default=0)
-    if newest > 0:
-        window = dataclasses.replace(window, messages=window.messages[:newest])
-    if provider.profile.tool_choice_keeps_prefix:
-        window = dataclasses.replace(window, tool_choice="none")
-    for attempt in range(2):
-        text = instructions if attempt == 0 else f"{instructions} {NO_TOOLS_AGAIN}"
-        prompt = _with_user_text(window, text, ctx.config.summary_max_tokens)
-        reply = ctx.call(provider, prompt, "compaction").message
-        if not reply.tool_uses and reply.text.strip():
-            return reply.text
-    return None
-
-
-def _with_user_text(prompt: Prompt, text: str, max_tokens: int) -> Prompt:
-    messages = list(prompt.messages)
-    if messages and messages[-1].role == "user":
-        messages[-1] = Message("user", (*messages[-1].content, TextBlock(text)))
-    else:
-        messages.append(Message.user(text))
-    return dataclasses.replace(prompt, messages=tuple(messages), cache=plan_cache(messages), max_tokens=max_tokens)

@@ -1,0 +1,97 @@
+"""The summary calls: over the flattened transcript (``TranscriptSummarizer``), or at the end of the
+window as the previous request sent it (``cached_summary``, a cache read).
+
+Each is sent the summary's room and, on a thinking model, the reasoning's (``transcript.summary_tokens``):
+the reasoning counts inside ``max_tokens``, so with the summary's alone the thinking could fill it and
+leave no text. A reply cut at that limit with no text says so, rather than "no text".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tiny_agent.context.cache import plan_cache
+from tiny_agent.context.shrink.compaction import CACHED_SUMMARY_INSTRUCTIONS, Summarizer
+from tiny_agent.context.shrink.shrinkable import Shrinkable
+from tiny_agent.context.shrink.transcript import summary_tokens, transcript_prompt, with_extra
+from tiny_agent.errors import CompactionError
+from tiny_agent.providers.base import Provider
+from tiny_agent.types import (
+    Message,
+    ModelResponse,
+    Prompt,
+    ReasoningBlock,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+)
+
+__all__ = ["NO_TOOLS_AGAIN", "TranscriptSummarizer", "cached_summary", "transcript_summarizer"]
+
+_REASONING = (ThinkingBlock, RedactedThinkingBlock, ReasoningBlock)
+NO_TOOLS_AGAIN = "Reply with the summary as plain text. Do not call any tool."
+
+
+def _text(reply: ModelResponse, max_tokens: int) -> str:
+    """The summary's text; a reply cut at its output limit before any text is a ``CompactionError``
+    that names the limit (and the thinking, where that is what filled it)."""
+    text = reply.message.text
+    if reply.stop_reason == "max_tokens" and not text.strip() and not reply.message.tool_uses:
+        thought = any(isinstance(b, _REASONING) for b in reply.message.content)
+        what = "while the model was still thinking" if thought else "before any text"
+        raise CompactionError(
+            f"the summary call was cut at its output limit (max_tokens {max_tokens:,}) {what}, history left unchanged"
+        )
+    return text
+
+
+class TranscriptSummarizer:
+    """A summarizer that calls ``provider`` with the context's own system and tools first, so the
+    summary call reads the same cached prefix as the turns around it. ``extra``: added to its instructions."""
+
+    def __init__(self, ctx: Shrinkable, provider: Provider, extra: str = "") -> None:
+        self.ctx, self.provider, self.extra = ctx, provider, extra
+
+    def __call__(self, transcript: str) -> str:
+        room = summary_tokens(self.ctx, self.provider)
+        prompt = dataclasses.replace(transcript_prompt(self.ctx, transcript, self.extra), max_tokens=room)
+        return _text(self.ctx.call(self.provider, prompt, "compaction"), room)
+
+
+def transcript_summarizer(ctx: Shrinkable, provider: Provider) -> Summarizer:
+    """The engine's own summarizer over a flattened transcript (see ``TranscriptSummarizer``)."""
+    return TranscriptSummarizer(ctx, provider)
+
+
+def cached_summary(ctx: Shrinkable, provider: Provider, keep: int, extra: str = "") -> str | None:
+    """Ask for the summary at the end of the window as the previous request sent it (a cache read);
+    None if the model insisted on calling a tool twice.
+
+    The newest turn is left out: it is kept verbatim whatever the summary says, and the request that
+    ends before it is byte for byte the one the cache holds, so only the instructions are new input.
+    """
+    instructions = with_extra(CACHED_SUMMARY_INSTRUCTIONS.format(keep=keep), extra)
+    window = ctx.prompt()
+    newest = max((i for i, m in enumerate(window.messages) if m.role == "assistant"), default=0)
+    if newest > 0:
+        window = dataclasses.replace(window, messages=window.messages[:newest])
+    if provider.profile.tool_choice_keeps_prefix:
+        window = dataclasses.replace(window, tool_choice="none")
+    room = summary_tokens(ctx, provider)
+    for attempt in range(2):
+        text = instructions if attempt == 0 else f"{instructions} {NO_TOOLS_AGAIN}"
+        prompt = _with_user_text(window, text, room)
+        reply = ctx.call(provider, prompt, "compaction")
+        answer = _text(reply, room)  # a cut is not a tool call: asking again would be cut the same way
+        if not reply.message.tool_uses and answer.strip():
+            return answer
+    return None
+
+
+def _with_user_text(prompt: Prompt, text: str, max_tokens: int) -> Prompt:
+    messages = list(prompt.messages)
+    if messages and messages[-1].role == "user":
+        messages[-1] = Message("user", (*messages[-1].content, TextBlock(text)))
+    else:
+        messages.append(Message.user(text))
+    return dataclasses.replace(prompt, messages=tuple(messages), cache=plan_cache(messages), max_tokens=max_tokens)
