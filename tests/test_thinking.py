@@ -394,7 +394,7 @@ def test_a_change_of_thinking_settings_is_a_named_miss_cause() -> None:
     after = Renderer(ctx.state.ledger.texts).render(ctx.prompt(), second)
     prior = Before(0.0, "claude-sonnet-5", before.fingerprint, 4000, before.prompt, (), "", before.chain)
     cause = diagnose(prior, after, second.profile, Usage(4000, 10, 0, 4000), 1.0)
-    assert cause == "thinking settings changed: 2048 -> adaptive (message cache breakpoints are rewritten)"
+    assert cause == "thinking settings changed: 2048 -> adaptive (the cache misses from the first message on)"
 
 
 @pytest.mark.parametrize(

@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from tiny_agent.context.miss_text import excerpt, tool_changes
-from tiny_agent.providers.cache_breaks import Break, wire_breaks
+from tiny_agent.providers.break_settings import setting_consequence, wire_breaks
+from tiny_agent.providers.cache_breaks import Break
 from tiny_agent.providers.first_change import first_change
 from tiny_agent.providers.wire import prefix_blocks, wire_of
 from tiny_agent.types import Prompt
 
-__all__ = ["LOOKBACK", "MESSAGE_EDITS", "Side", "cause_words", "leading_break", "position"]
+__all__ = ["LOOKBACK", "MESSAGE_EDITS", "Side", "cause_words", "leading_break", "position", "thinking_consequence"]
 
 LOOKBACK = "breakpoint-lookback"
 MESSAGE_EDITS = ("message-edited", "message-removed")
@@ -53,8 +54,10 @@ class Side:
 def leading_break(breaks: Sequence[Break], wire: str) -> Break | None:
     """The break a miss line names: the one that invalidates the prefix from its earliest level
     (tools, then system, then messages), the first listed among equals; a lookback only when it is
-    the only one (the simulator reports it only when no block changed)."""
-    return min(breaks, key=lambda b: _rank(b, wire)) if breaks else None
+    the only one (the simulator reports it only when no block changed). A setting that changed with
+    another (``Break.follows``: the effort with the thinking switch) is not the cause: that one is."""
+    causes = [b for b in breaks if not b.follows] or list(breaks)
+    return min(causes, key=lambda b: _rank(b, wire)) if causes else None
 
 
 def position(found: Break) -> str:
@@ -84,12 +87,18 @@ def cause_words(found: Break, before: Side, after: Side, wire: str) -> str:
         old_key = before.fingerprint.get("thinking", "default")
         new_key = after.fingerprint.get("thinking", "default")
         shown = f"{old_key} -> {new_key}" if old_key != new_key else found.excerpt
-        return f"thinking settings changed: {shown} (message cache breakpoints are rewritten)"
+        return f"thinking settings changed: {shown} ({thinking_consequence(wire)})"
     if rule == LOOKBACK:
         return f"lookback: {found.message}"
     if rule in _SETTING_WORDS:
         return f"{_SETTING_WORDS[rule]}: {found.excerpt}"
     return f"{rule}: {found.message}"
+
+
+def thinking_consequence(wire: str) -> str:
+    """What a change of the thinking settings costs on ``wire``, in its table's words (the switch's
+    setting, or the effort's where the effort is the switch: OpenAI's Responses API)."""
+    return setting_consequence(wire, "thinking-changed", "effort-changed")
 
 
 def _rank(found: Break, wire: str) -> int:

@@ -21,7 +21,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tiny_agent.context.byte_cause import LOOKBACK, MESSAGE_EDITS, Side, cause_words, leading_break, position
+from tiny_agent.context.byte_cause import (
+    LOOKBACK,
+    MESSAGE_EDITS,
+    Side,
+    cause_words,
+    leading_break,
+    position,
+    thinking_consequence,
+)
 from tiny_agent.context.cache import shared_layers
 from tiny_agent.context.miss_text import excerpt, first_difference, tool_changes, where_text_changed
 from tiny_agent.context.render import Rendered
@@ -94,7 +102,7 @@ def diagnose(
     if breaks is not None:
         cause = _in_bytes(before, rendered, lead, profile.wire)
     else:
-        cause = _in_fingerprints(before, rendered)
+        cause = _in_fingerprints(before, rendered, profile.wire)
     return cause or _beside_bytes(before, rendered, profile, usage, now, lead)
 
 
@@ -127,7 +135,7 @@ def _expected(changes: Sequence[str], where: str = "") -> str | None:
     return None
 
 
-def _in_fingerprints(before: Before, rendered: Rendered) -> str | None:
+def _in_fingerprints(before: Before, rendered: Rendered, wire: str) -> str | None:
     """Without the previous body: the first layer whose fingerprint changed, in prefix order."""
     prompt = rendered.prompt
     layers, shared_messages = shared_layers(before.fingerprint, rendered.fingerprint, rendered.chain, before.chain)
@@ -139,7 +147,7 @@ def _in_fingerprints(before: Before, rendered: Rendered) -> str | None:
         return "pinned constraints changed" + _text_change(before.prompt, prompt, -1)
     thinking = (before.fingerprint.get("thinking", "default"), rendered.fingerprint.get("thinking", "default"))
     if thinking[0] != thinking[1]:
-        return f"thinking settings changed: {thinking[0]} -> {thinking[1]} (message cache breakpoints are rewritten)"
+        return f"thinking settings changed: {thinking[0]} -> {thinking[1]} ({thinking_consequence(wire)})"
     expected = _expected(before.changes)
     if expected is not None:
         return expected

@@ -6,6 +6,7 @@ in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
 - ``adapters``: an adapter for a wire, built from the wire's description (its SDK loaded only then).
 - ``anthropic``: the Anthropic Messages wire (a package).
 - ``base``: the ``Provider`` protocol: the seam between the context engine and a model API.
+- ``break_settings``: each wire's table of the settings that break the cache, and what a change costs.
 - ``cache_breaks``: why a request would not read what the one before it cached: each cause, its rule and place.
 - ``first_change``: where two texts, or two blocks of a request, first differ.
 - ``cache_expiry``: the miss in the clock, not the bytes: the previous request's entries outlived.

@@ -9,19 +9,19 @@ blocks). Each cause carries the tokens it costs: the previous request's prefix f
 invalidates on (the estimator's count, ``prefix.block_tokens``).
 
 What each wire adds (which top-level settings invalidate which level, where a tool's parts are, which
-blocks may not carry a marker) is a ``WireBreaks`` table in ``providers/<wire>/breaks.py``. ``lint``
+blocks may not carry a marker) is a ``WireBreaks`` table in ``providers/<wire>/breaks.py``
+(``providers.break_settings``). ``lint``
 reports these; the view marks the first one in the two requests it draws.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any
 
-from tiny_agent.errors import ConfigError
+from tiny_agent.providers.break_settings import Level, Setting, WireBreaks, consequence, wire_breaks
 from tiny_agent.providers.cache_rules import CacheRules
 from tiny_agent.providers.first_change import first_change, first_difference
 from tiny_agent.providers.prefix import PrefixBlock, breakpoints, canonical
@@ -39,47 +39,6 @@ __all__ = [
     "wire_breaks",
 ]
 
-Level = Literal["tools", "system", "messages"]
-
-
-@dataclass(frozen=True)
-class Setting:
-    """A top-level field of a body whose change invalidates the cache from ``level`` on."""
-
-    path: str
-    """Dotted: ``thinking``, ``output_config.effort``."""
-    rule: str
-    level: Level
-    what: str
-    """The subject of a sentence (``the model``); ``why``: why that is a miss, where it is not plain."""
-    why: str = ""
-
-
-@dataclass(frozen=True)
-class WireBreaks:
-    settings: tuple[Setting, ...]
-    tool_name: str
-    tool_description: str
-    tool_schema: str
-    """Dotted paths inside one tool definition."""
-    unmarkable_types: frozenset[str]
-    """Block types a cache marker may not be put on."""
-
-
-_WIRES = {
-    "anthropic": "tiny_agent.providers.anthropic.breaks",
-    "openai": "tiny_agent.providers.openai.breaks",
-    "responses": "tiny_agent.providers.responses.breaks",
-}
-
-
-def wire_breaks(wire: str) -> WireBreaks:
-    """The wire's table (imported on first use)."""
-    if wire not in _WIRES:
-        raise ConfigError(f"no cache rules for the {wire!r} wire; known: {', '.join(_WIRES)}")
-    table: WireBreaks = importlib.import_module(_WIRES[wire]).BREAKS
-    return table
-
 
 @dataclass(frozen=True)
 class Break:
@@ -93,6 +52,8 @@ class Break:
     character: int | None = None
     """The first character that differs, in the text at ``path`` (or its JSON)."""
     excerpt: str = ""
+    follows: str = ""
+    """The path of the setting whose change brought this one (``Setting.follows``), where both changed."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -158,7 +119,6 @@ def _lost(old: Sequence[PrefixBlock], level: Level, start: int = 0) -> int:
     return sum(b.tokens for b in old[first:])
 
 
-_CONSEQUENCE = {"tools": "the whole prefix is written again", "messages": "the cache misses from the first message on"}
 _LATER: dict[Level, tuple[Level, ...]] = {
     "tools": ("tools", "system", "messages"),
     "system": ("system", "messages"),
@@ -180,15 +140,17 @@ def _is_system(block: PrefixBlock) -> bool:
 def _settings(
     before: Mapping[str, Any], after: Mapping[str, Any], table: WireBreaks, old: list[PrefixBlock]
 ) -> list[Break]:
+    changed = {s.path: s for s in table.settings if _get(before, s.path) != _get(after, s.path)}
     out = []
-    for setting in table.settings:
+    for setting in sorted(changed.values(), key=lambda s: s.follows in changed):  # the causes first
         was, now = _get(before, setting.path), _get(after, setting.path)
-        if was != now:
-            shown = f"{json.dumps(was, ensure_ascii=False)} -> {json.dumps(now, ensure_ascii=False)}"
-            why = f" ({setting.why})" if setting.why else ""
-            then = _CONSEQUENCE.get(setting.level, "the cache misses from the system prompt on")
-            message = f"{setting.what} changed{why}: {then}"
-            out.append(Break(setting.rule, setting.path, message, _lost(old, setting.level), excerpt=shown[:160]))
+        shown = f"{json.dumps(was, ensure_ascii=False)} -> {json.dumps(now, ensure_ascii=False)}"
+        root = changed.get(setting.follows)
+        why = f" ({setting.why})" if setting.why else ""
+        with_root = f" with {root.what}" if root is not None else ""
+        message = f"{setting.what} changed{with_root}{why}: {consequence(setting.level)}"
+        follows = root.path if root is not None else ""
+        out.append(Break(setting.rule, setting.path, message, _lost(old, setting.level), None, shown[:160], follows))
     return out
 
 

@@ -8,7 +8,7 @@ not carry a ``cache_control`` (thinking blocks, empty text blocks: "What can be 
 
 from __future__ import annotations
 
-from tiny_agent.providers.cache_breaks import Setting, WireBreaks
+from tiny_agent.providers.break_settings import Setting, WireBreaks
 
 BREAKS = WireBreaks(
     settings=(

@@ -6,16 +6,17 @@ effort and verbosity; ``prompt_cache_key`` routes the request to another machine
 guide's advice on ``tool_choice`` (use it instead of removing tools) is that it does not change the
 prefix, so it is not here. DeepSeek's and Kimi's ``thinking`` switch changes how the conversation's
 turns are rendered (reasoning_content kept or left out): the messages, not the tools before them.
+Their effort goes with it (``--thinking off`` drops it): where both changed, the switch is the cause.
 """
 
 from __future__ import annotations
 
-from tiny_agent.providers.cache_breaks import Setting, WireBreaks
+from tiny_agent.providers.break_settings import Setting, WireBreaks
 
 BREAKS = WireBreaks(
     settings=(
         Setting("model", "model-changed", "tools", "the model", "each model has its own cache"),
-        Setting("reasoning_effort", "effort-changed", "tools", "the reasoning effort"),
+        Setting("reasoning_effort", "effort-changed", "tools", "the reasoning effort", follows="thinking"),
         Setting("thinking", "thinking-changed", "messages", "the thinking settings"),
         Setting("verbosity", "effort-changed", "tools", "the verbosity"),
         Setting("response_format", "response-format-changed", "tools", "the response format"),

@@ -8,7 +8,7 @@ effort, the text format and verbosity, ``parallel_tool_calls``, ``context_manage
 
 from __future__ import annotations
 
-from tiny_agent.providers.cache_breaks import Setting, WireBreaks
+from tiny_agent.providers.break_settings import Setting, WireBreaks
 
 BREAKS = WireBreaks(
     settings=(
