@@ -1,5 +1,5 @@
-"""Issue 27: a session resumed with other thinking settings. The resume says once that the message
-breakpoints will be rewritten, the run goes on with no request refused, and a replay renders each call
+"""Issue 27: a session resumed with other thinking settings. The resume says once that the cache
+misses from the first message on, the run goes on with no request refused, and a replay renders each call
 with the settings it was sent with, so replayed under its own policy it is the recording, call by call."""
 
 from __future__ import annotations
@@ -15,7 +15,10 @@ from tiny_agent.whatif.figures import CallFigures
 from tiny_agent.whatif.replay import replay
 
 ENV = {"ANTHROPIC_API_KEY": "sk-test-1"}
-NOTE = "the thinking settings differ from the session's: message cache breakpoints will be rewritten"
+NOTE = (
+    "the thinking settings differ from the session's (2048 -> adaptive): "
+    "at the next request the cache misses from the first message on"
+)
 
 
 def reads(ws: Path, first: int, count: int) -> Task:
@@ -102,7 +105,7 @@ def test_a_resume_with_another_effort_misses_the_messages_and_says_so(tmp_path: 
             assert run.session is not None
             sid = run.session.id
         with Run.open(store, settings=RunSettings.of({**base.given(), "effort": "low"}), resume=sid, env=ENV) as run:
-            assert run.notes.count(NOTE) == 1
+            assert run.notes.count(NOTE.replace("2048 -> adaptive", "default//high -> default//low")) == 1
             assert run.agent.run("Now read the next files").stop == "done"
             calls = run.agent.context.ledger.calls
         bills = fake.bills("r")

@@ -10,6 +10,7 @@ from dataclasses import fields, replace
 from typing import Any
 
 from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, compose_system, looks_volatile
+from tiny_agent.context.byte_cause import thinking_consequence
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.engine import Context
 from tiny_agent.context.session import Session
@@ -18,10 +19,12 @@ from tiny_agent.context.size_guard import reply_tokens
 from tiny_agent.errors import ConfigError, TinyAgentError
 from tiny_agent.providers.adapters import ADAPTER_OPTIONS
 from tiny_agent.providers.base import Provider
+from tiny_agent.providers.break_settings import setting_consequence
 from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import resolve_provider
-from tiny_agent.providers.thinking import parse_thinking
+from tiny_agent.providers.thinking import parse_thinking, thinking_key
+from tiny_agent.providers.thinking_sent import sent_switches
 from tiny_agent.store.base import Store
 from tiny_agent.tools.shell import shell_mode, shell_tool
 from tiny_agent.tools.toolbox import Tool, ToolFailure
@@ -38,6 +41,7 @@ __all__ = [
     "shell_tools",
     "size_tool_output",
     "system_prompt",
+    "thinking_change",
     "workspace_of",
 ]
 
@@ -52,6 +56,24 @@ def remembered_settings(settings: RunSettings, profile: ProviderProfile) -> RunS
         provider=profile.name,
         model=settings.model if profile.model_is_display_name else (settings.model or profile.model),
         base_url=display_url(settings.base_url) if settings.base_url else None,
+    )
+
+
+def thinking_change(stored: RunSettings, profile: ProviderProfile) -> str | None:
+    """The resume's warning when the reasoning settings the requests send differ from the session's,
+    compared as the model takes them, not as typed (``--thinking adaptive`` over DeepSeek's default,
+    which is on, changes nothing), with what the change costs on this wire."""
+    parts = (stored.thinking, stored.thinking_display, stored.effort)
+    before = parse_thinking(*parts, binding=stored.thinking_binding or "strict")
+    now, caps = profile.thinking, profile.thinking_caps
+    was, sent = sent_switches(before, caps), sent_switches(now, caps)
+    if was == sent:
+        return None
+    only_effort = replace(was, effort=None) == replace(sent, effort=None)
+    cost = setting_consequence(profile.wire, "effort-changed") if only_effort else thinking_consequence(profile.wire)
+    return (
+        f"the thinking settings differ from the session's ({thinking_key(before)} -> {thinking_key(now)}): "
+        f"at the next request {cost}"
     )
 
 

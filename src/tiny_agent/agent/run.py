@@ -126,6 +126,8 @@ class _Assembly:
         self.hints: list[str] = []
         self.session: Session | None = None
         self.resumed = False
+        self.stored = RunSettings()
+        """The resumed session's settings, which the run's are compared with."""
         self.opened: list[bool] = []
 
     def build(self) -> Run:
@@ -137,6 +139,8 @@ class _Assembly:
         engine = parts.context_config(dict(spec.config), self.session)
         min_cacheable_tokens(settings.model or "", "anthropic")  # TINY_AGENT_CACHE_MIN_TOKENS, before a server starts
         provider = parts.provider_of(settings, dict(spec.provider_options), spec.env)  # a missing key: found here
+        if self.resumed:
+            self.notes.extend(filter(None, [parts.thinking_change(self.stored, provider.profile)]))
         toolset = self.tools(workspace, provider, settings)
         settings = parts.remembered_settings(settings, provider.profile)
         context = self.context(toolset, text, engine, settings)
@@ -183,11 +187,7 @@ class _Assembly:
             self.notes.append(
                 f"--thinking off leaves out the session's --effort {stored.effort} (give it again to keep it)"
             )
-        keys = ("thinking", "thinking_display", "effort")
-        if self.resumed and any(getattr(given, k) not in (None, getattr(stored, k)) for k in keys):
-            self.notes.append(
-                "the thinking settings differ from the session's: message cache breakpoints will be rewritten"
-            )
+        self.stored = stored
         if given.workspace is not None or settings.workspace is None:
             settings = replace(settings, workspace=here)
         return settings

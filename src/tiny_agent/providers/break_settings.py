@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from tiny_agent.errors import ConfigError
 
@@ -30,6 +30,8 @@ class Setting:
     follows: str = ""
     """The path of the setting this one changes with (DeepSeek's effort goes with ``--thinking off``):
     where both changed, that one is the cause named, this one its consequence."""
+    absent: Any = None
+    """What the field means where a body leaves it out (DeepSeek thinks unless told not to)."""
 
 
 @dataclass(frozen=True)

@@ -98,9 +98,11 @@ def unmarkable(blocks: Sequence[PrefixBlock], wire: str) -> list[PrefixBlock]:
     return out
 
 
-def setting_value(body: Mapping[str, Any], dotted: str) -> Any:
-    """The value at a setting's dotted path in ``body`` (None where it is absent)."""
-    return _get(body, dotted)
+def setting_value(body: Mapping[str, Any], setting: Setting) -> Any:
+    """The value of ``setting`` in ``body``: what the wire takes a left-out field to mean where it
+    declares it (``Setting.absent``), else None."""
+    found = _get(body, setting.path)
+    return setting.absent if found is None else found
 
 
 def _get(data: Any, dotted: str) -> Any:
@@ -140,7 +142,7 @@ def _is_system(block: PrefixBlock) -> bool:
 def _settings(
     before: Mapping[str, Any], after: Mapping[str, Any], table: WireBreaks, old: list[PrefixBlock]
 ) -> list[Break]:
-    changed = {s.path: s for s in table.settings if _get(before, s.path) != _get(after, s.path)}
+    changed = {s.path: s for s in table.settings if setting_value(before, s) != setting_value(after, s)}
     out = []
     for setting in sorted(changed.values(), key=lambda s: s.follows in changed):  # the causes first
         was, now = _get(before, setting.path), _get(after, setting.path)

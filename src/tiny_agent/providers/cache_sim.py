@@ -168,7 +168,7 @@ class Simulator:
         """The values of the settings that invalidate the cache from ``level`` on (the model aside: it
         seeds the hash) and that this cache keys on."""
         return {
-            s.path: setting_value(body, s.path)
+            s.path: setting_value(body, s)
             for s in wire_breaks(self.wire).settings
             if s.level == level and s.path != "model" and s.path not in self.rules.unkeyed_settings
         }

@@ -1,15 +1,41 @@
-"""What a run's reasoning settings come to on a model, as its requests send them: the output room
-the reasoning takes."""
+"""What a run's reasoning settings come to on a model, as its requests send them: the switches in
+effect (two spellings of one request compare equal) and the output room the reasoning takes."""
 
 from __future__ import annotations
 
-from tiny_agent.providers.thinking import Thinking, ThinkingCaps, is_on
+from dataclasses import dataclass
 
-__all__ = ["REASONING_ROOM", "reasoning_room"]
+from tiny_agent.providers.thinking import Thinking, ThinkingCaps, is_on, sent_effort
+
+__all__ = ["REASONING_ROOM", "Switches", "reasoning_room", "sent_switches"]
 
 REASONING_ROOM = 4096
 """Output tokens held for reasoning that no budget bounds (adaptive thinking, DeepSeek, Kimi, OpenAI's
 efforts), beside a short answer's own room (a summary call's)."""
+
+
+@dataclass(frozen=True)
+class Switches:
+    """The reasoning a request asks of the model, in effect."""
+
+    shape: str
+    """``default`` (no switch sent, the model does not think), ``off``; when it thinks, ``on`` where the
+    model has no mode or budget to choose, else ``adaptive`` or the budget."""
+    display: str | None = None
+    effort: str | None = None
+    """As sent (an effort-only model's ``--thinking off`` is its off effort)."""
+    binding: str = "strict"
+
+
+def sent_switches(thinking: Thinking, caps: ThinkingCaps) -> Switches:
+    """What ``thinking`` asks of a model with ``caps``, however it was spelled: equal switches are the
+    same request in effect (DeepSeek's default and ``adaptive`` both mean on). Claude's default and
+    ``off`` differ: ``off`` is a switch of its own in the request, which the cache keys on."""
+    effort = sent_effort(thinking, caps)
+    if not is_on(thinking, caps):
+        return Switches("off" if thinking.mode == "off" else "default", effort=effort)
+    shape = thinking.label if caps.manual or caps.adaptive else "on"
+    return Switches(shape, thinking.display, effort, thinking.binding)
 
 
 def reasoning_room(thinking: Thinking, caps: ThinkingCaps) -> int:

@@ -7,6 +7,7 @@ guide's advice on ``tool_choice`` (use it instead of removing tools) is that it 
 prefix, so it is not here. DeepSeek's and Kimi's ``thinking`` switch changes how the conversation's
 turns are rendered (reasoning_content kept or left out): the messages, not the tools before them.
 Their effort goes with it (``--thinking off`` drops it): where both changed, the switch is the cause.
+Left out, the switch means on (the only models sent it here, DeepSeek's and Kimi's, think by default).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ BREAKS = WireBreaks(
     settings=(
         Setting("model", "model-changed", "tools", "the model", "each model has its own cache"),
         Setting("reasoning_effort", "effort-changed", "tools", "the reasoning effort", follows="thinking"),
-        Setting("thinking", "thinking-changed", "messages", "the thinking settings"),
+        Setting("thinking", "thinking-changed", "messages", "the thinking settings", absent={"type": "enabled"}),
         Setting("verbosity", "effort-changed", "tools", "the verbosity"),
         Setting("response_format", "response-format-changed", "tools", "the response format"),
         Setting("parallel_tool_calls", "tools-changed", "tools", "parallel_tool_calls"),
