@@ -156,6 +156,16 @@ def test_a_chosen_remote_profile_needs_its_key(name: str) -> None:
         resolve_provider(name, env=others)
 
 
+@pytest.mark.parametrize("name", ["anthropic", "openai", "deepseek", "moonshot"])
+def test_an_api_key_given_needs_no_variable_and_wins_over_it(name: str) -> None:
+    provider, seen = resolve(name, {}, api_key="sk-given")
+    assert "sk-given" in credential(first_request(provider, seen))
+    provider, seen = resolve(name, {PROFILES[name].key_env: "sk-env"}, api_key="sk-given")
+    assert "sk-given" in credential(first_request(provider, seen))
+    with pytest.raises(ConfigError, match=r"^api_key holds a character that no API key has \(at position 3\)"):
+        resolve_provider(name, env={}, api_key="sk\u00a0x")
+
+
 def test_only_the_openai_profile_accepts_a_custom_server_without_key() -> None:
     with pytest.raises(ConfigError, match="DEEPSEEK_API_KEY"):
         resolve_provider("deepseek", env={}, base_url="http://127.0.0.1:8080")

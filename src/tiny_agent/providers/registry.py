@@ -117,7 +117,8 @@ def resolve_provider(
     ``kwargs`` go to the adapter (``max_tokens``, ``timeout``, ``max_retries``, ``max_retry_wait``,
     ``http_client``, ...; the local provider gets those its constructor takes). Raises ``ConfigError``
     for an unknown name, a missing key, a base URL that is not an http(s) URL with a host, or when
-    nothing is configured at all. The adapter is told the key's variable, for the message of a 401.
+    nothing is configured at all. ``api_key`` is the key (else the profile's variable holds it); the
+    adapter is told the key's variable, for the message of a 401.
     ``thinking`` is a ``Thinking`` or what ``--thinking`` takes ("adaptive", "off", 4096).
     """
     if "thinking" in kwargs:
@@ -131,8 +132,8 @@ def resolve_provider(
     if profile is None:
         check_settings(LOCAL, None, model or "the local model", kwargs)
         kwargs.pop("cache_ttl", None)  # llama.cpp keeps a prefix in its slot until another replaces it
-        return _local(model, base_url, env.get(LOCAL_KEY_ENV) or None, kwargs)
-    url, key = _url_and_key(profile, base_url, env)
+        return _local(model, base_url, kwargs.pop("api_key", None) or env.get(LOCAL_KEY_ENV) or None, kwargs)
+    url, key = _url_and_key(profile, base_url, kwargs.pop("api_key", None), env)
     common: dict[str, Any] = {
         "model": model or profile.default_model,
         "api_key": key,
@@ -154,20 +155,22 @@ def resolve_provider(
     return wire_adapter(wire, **{**options, **common, **kwargs})
 
 
-def _url_and_key(profile: Profile, base_url: str | None, env: Mapping[str, str]) -> tuple[str | None, str]:
-    """The endpoint given (or from the profile's URL variable, checked) and the API key from ``env``
-    (a placeholder where the profile needs none at a URL of the user's)."""
+def _url_and_key(
+    profile: Profile, base_url: str | None, given: str | None, env: Mapping[str, str]
+) -> tuple[str | None, str]:
+    """The endpoint given (or from the profile's URL variable, checked) and the API key (``api_key``
+    given, else the profile's variable; a placeholder where the profile needs none at a URL of the user's)."""
     url = base_url or (env.get(profile.base_url_env) if profile.base_url_env else None) or None
     if url is not None and not base_url and profile.base_url_env:
         try:
             url = check_base_url(url, profile.key_env)
         except ConfigError as exc:
             raise ConfigError(f"{profile.base_url_env}: {exc}") from None
-    key = env.get(profile.key_env) or None
+    key = given or env.get(profile.key_env) or None
     if key is not None and not (key.isascii() and key.isprintable()):
         at = next(i for i, ch in enumerate(key) if not (ch.isascii() and ch.isprintable()))
         raise ConfigError(
-            f"{profile.key_env} holds a character that no API key has (at position {at + 1}): "
+            f"{'api_key' if given else profile.key_env} holds a character that no API key has (at position {at + 1}): "
             "copy the key again, without quotes or spaces around it"
         )
     if key is None:
