@@ -23,6 +23,7 @@ __all__ = [
 
 
 SETTINGS = ("cache_ttl", "cache_marks", "provider", "model", "summary_tokens")  # a Policy's fields beside config
+TOTALS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens")
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,8 @@ class CallFigures:
     at: float
     input_tokens: int
     cache_read_tokens: int
-    cache_write_tokens: int
+    cache_write_tokens: int | None
+    """None where the provider reported none (DeepSeek, Moonshot: their caches bill no writes)."""
     output_tokens: int
     cost_usd: float | None
     estimated: bool = False
@@ -103,8 +105,10 @@ class Figures:
     described: str = ""
     """The policy the side ran under, its settings written as flags (``policy=cost compact-at=0.8``)."""
 
-    def total(self, name: str) -> int:
-        return sum(int(getattr(c, name)) for c in self.per_call)
+    def total(self, name: str) -> int | None:
+        """The sum of a figure over the calls; None when no call has it (never a 0 for "unknown")."""
+        known = [int(value) for c in self.per_call if (value := getattr(c, name)) is not None]
+        return sum(known) if known or not self.per_call else None
 
     @property
     def cost_usd(self) -> float | None:
@@ -125,11 +129,7 @@ class Figures:
             "model": self.model,
             "cost_usd": self.cost_usd,
             "calls": len(self.per_call),
-            "input_tokens": self.total("input_tokens"),
-            "cache_read_tokens": self.total("cache_read_tokens"),
-            "cache_write_tokens": self.total("cache_write_tokens"),
-            "output_tokens": self.total("output_tokens"),
-            "reasoning_tokens": self.total("reasoning_tokens"),
+            **{name: self.total(name) for name in TOTALS},
             "compactions": self.compactions,
             "estimated": self.estimated,
             "every_pin_in_every_request": self.every_pin_in_every_request,
@@ -186,8 +186,8 @@ NOTE = (
 )
 
 
-def _n(value: int) -> str:
-    return f"{value:,}"
+def _n(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
 
 
 def _usd(value: float | None) -> str:

@@ -207,7 +207,7 @@ class ReplayProvider:
                 self._engine.clock(),
                 usage.input_tokens or 0,
                 usage.cache_read_tokens or 0,
-                usage.cache_write_tokens or 0,
+                usage.cache_write_tokens,
                 usage.output_tokens or 0,
                 self._profile.price(usage),
                 not self._as_recorded,
@@ -269,7 +269,7 @@ class ReplayProvider:
                 at,
                 usage.input_tokens or 0,
                 usage.cache_read_tokens or 0,
-                usage.cache_write_tokens or 0,
+                usage.cache_write_tokens,
                 output,
                 self._profile.price(usage),
                 estimated or estimated_output,
@@ -319,5 +319,7 @@ class ReplayProvider:
         read, w5, w1 = (round(x * scale) for x in (call.cache_read, call.cache_write_5m, call.cache_write_1h))
         read = min(read, total)
         w5, w1 = min(w5, total - read), min(w1, total - read - min(w5, total - read))
+        if not self._profile.cache.writes_billed:  # its API reports no writes: nor does the replay
+            return Usage(total, output, read, None), True
         details = {"cache_creation": {"ephemeral_5m_input_tokens": w5, "ephemeral_1h_input_tokens": w1}}
         return Usage(total, output, read, w5 + w1, details), True

@@ -189,7 +189,7 @@ def _recorded(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], provider: str
                         entry.at,
                         usage.input_tokens or 0,
                         usage.cache_read_tokens or 0,
-                        usage.cache_write_tokens or 0,
+                        usage.cache_write_tokens,
                         usage.output_tokens or 0,
                         record.cost_usd,
                         fingerprint=opened[value.call].fingerprint,
