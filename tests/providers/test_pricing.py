@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
+from pathlib import Path
+
 import pytest
 
-from tiny_agent.providers.pricing import context_window_of, price_usd
+from tiny_agent.providers.pricing import context_window_of, price_usd, token_prices
 from tiny_agent.types import Usage
 
 KNOWN = [("anthropic", "claude-haiku-4-5"), ("openai", "gpt-4o-mini"), ("deepseek", "deepseek-chat")]
@@ -71,3 +74,19 @@ def test_context_window_of_a_known_model(provider_id: str, model: str) -> None:
 )
 def test_context_window_of_an_unknown_model_is_none(model: str, provider_id: str | None) -> None:
     assert context_window_of(model, provider_id) is None
+
+
+def test_the_cost_page_gives_deepseeks_prices_as_genai_prices_bills_them() -> None:
+    """docs/caching-and-cost.md says what the installed genai-prices bills (a Monday of December 2026)."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "caching-and-cost.md").read_text()
+    row = next(line for line in page.splitlines() if line.startswith("| DeepSeek |"))
+    noon, peak = (datetime.datetime(2026, 12, 7, hour, 30, tzinfo=datetime.UTC) for hour in (12, 2))
+    for model in ("deepseek-v4-flash", "deepseek-v4-pro", "deepseek-chat"):
+        prices = token_prices(model, "deepseek", noon)
+        assert prices is not None and f"{prices.read / prices.input:.2g}x on {model}" in row
+    off, on = token_prices("deepseek-v4-flash", "deepseek", noon), token_prices("deepseek-v4-flash", "deepseek", peak)
+    assert off is not None and on is not None
+    per_million = [round(x * 1e6, 3) for x in (on.input, on.read, on.output, off.input, off.read, off.output)]
+    assert per_million == [0.3, 0.006, 1.2, 0.15, 0.003, 0.6]
+    said = "$0.30 input, $0.006 cache hit, $1.20 output per\nmillion tokens, against $0.15, $0.003 and $0.60"
+    assert said in page and "twice the rest of the day's" in page
