@@ -200,3 +200,12 @@ def test_the_architecture_table_of_imports_is_true() -> None:
         if room in ranks and ranks[room] != RANK[room]
     ]
     assert not problems, "\n".join(problems)
+
+
+def test_the_library_page_says_where_the_notes_before_the_first_turn_are() -> None:
+    """The CLI prints them under its header; a library caller finds them on the run, not in on_event."""
+    from tiny_agent.agent.run import Run
+
+    page = (ROOT / "docs" / "library.md").read_text()
+    assert {"notes", "hints"} <= set(Run.__dataclass_fields__)
+    assert "`run.notes`" in page and "`run.hints`" in page and "not events" in page
