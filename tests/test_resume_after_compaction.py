@@ -145,9 +145,9 @@ def test_input_after_a_compaction_past_every_message_starts_the_window_after_the
     assert ctx.messages[-1] == Message.user(GO_ON), "the summarised results stay as they were in the log"
 
 
-def test_the_whole_conversation_exported_after_such_a_resume_is_one_legal_request() -> None:
-    """The log parts the input from the results the summary replaced; a body of the whole
-    conversation (``sessions export --format anthropic``) joins them again as one user turn."""
+def test_the_body_exported_after_such_a_resume_is_the_window_and_legal() -> None:
+    """``sessions export --format anthropic`` writes the request tiny-agent would send next: the
+    summary and the input as one user turn, never the results the summary replaced."""
     ctx = Context("s")
     ctx.add_user("read a")
     ctx.add_assistant(Message("assistant", (ToolUseBlock("t1", "read_file", {"path": "a"}),)))
@@ -157,7 +157,6 @@ def test_the_whole_conversation_exported_after_such_a_resume_is_one_legal_reques
     info = SessionInfo("s1", 0.0, 0.0, None, "read a", ctx.state.head)
     body = json.loads("".join(export_lines(info, ctx.entries, "anthropic")))
     assert check_anthropic_body(body) == []
-    assert body["messages"][-1]["content"] == [
-        {"type": "tool_result", "tool_use_id": "t1", "content": "the text of a", "is_error": False},
-        {"type": "text", "text": GO_ON},
-    ]
+    assert [m["role"] for m in body["messages"]] == ["user"]
+    assert [b["type"] for b in body["messages"][0]["content"]] == ["text", "text"]
+    assert body["messages"][0]["content"][-1]["text"] == GO_ON
