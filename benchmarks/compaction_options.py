@@ -96,7 +96,15 @@ def run(option: str) -> dict[str, Any]:
         "output_tokens": sum(b.call.output_tokens for b in bills),
         "reasoning_tokens": sum(c.usage.reasoning_tokens or 0 for c in calls),
         "recorded_usd": round(sum(c.cost_usd or 0.0 for c in calls), 6),
+        # What drop_block's price leaves out: once a kept turn's block is dropped, every later one is
+        # too, so until the next compaction the model reads none of its own reasoning.
+        "thinking_blocks_dropped": sum(_dropped(t) for t in rules.transformations),
+        "requests_with_thinking_dropped": sum(1 for t in rules.transformations if _dropped(t)),
     }
+
+
+def _dropped(transformations: list[Any]) -> int:
+    return sum(1 for t in transformations if t.get("type") == "thinking_block_dropped")
 
 
 def main() -> None:
@@ -108,7 +116,8 @@ def main() -> None:
         print(
             f"{option:<11} ${row['usd']:.4f}  {row['ratio']:.3f}x naive  calls {row['calls']}  "
             f"own compactions {row['own_compactions']}  server compactions {row['server_compactions']}  "
-            f"largest request {row['max_request_tokens']:,} tokens"
+            f"largest request {row['max_request_tokens']:,} tokens  "
+            f"requests whose thinking the API dropped {row['requests_with_thinking_dropped']}"
         )
     RESULT.parent.mkdir(exist_ok=True)
     out = {

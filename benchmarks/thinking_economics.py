@@ -44,7 +44,12 @@ RESULT = Path(__file__).parent / "results" / "thinking_economics.json"
 SETUPS = {
     "anthropic": ("anthropic", "claude-sonnet-5", "anthropic", "2048", "off"),
     "deepseek": ("deepseek", "deepseek-v4-flash", "openai", None, "off"),
+    "anthropic_drop_block": ("anthropic", "claude-sonnet-5", "anthropic", "2048", "off"),
 }
+BINDINGS = {"anthropic_drop_block": "drop_block"}
+"""Not the default (fold): drop_block, shown because it is cheaper only by what the model no longer
+reads. After a compaction inside the loop the API drops a kept turn's block and every later one, so
+until the next compaction the model sees none of its own reasoning, and those tokens are not billed."""
 
 
 NAIVE = ContextConfig(compact_at=10**9, policy="fraction", summary="transcript", clear_after=None)
@@ -76,7 +81,8 @@ def run(setup: str, thinking: str | None, naive: bool, words: int = 40) -> dict[
     rules = ThinkingRules(words=words)
     with tempfile.TemporaryDirectory() as folder, BillingFake([task(Path(folder))], thinking=rules) as fake:
         url = fake.url("run", wire, provider=name)
-        provider: Any = resolve_provider(name, model=model, base_url=url, env=ENV, thinking=parse_thinking(thinking))
+        settings = parse_thinking(thinking, binding=BINDINGS.get(setup, "strict") if thinking != "off" else "strict")
+        provider: Any = resolve_provider(name, model=model, base_url=url, env=ENV, thinking=settings)
         config = NAIVE if naive else ContextConfig()
         agent = Agent(
             NoMarks(provider) if naive else provider,
@@ -101,6 +107,7 @@ def run(setup: str, thinking: str | None, naive: bool, words: int = 40) -> dict[
         "cache_read": sum(b.call.cache_read for b in bills),
         "output_tokens": sum(b.call.output_tokens for b in bills),
         "reasoning_tokens": sum(c.usage.reasoning_tokens or 0 for c in calls),
+        "requests_with_thinking_dropped": sum(1 for t in rules.transformations if t),
         "output_price": profile.prices.output if profile.prices is not None else 0.0,
     }
 
