@@ -99,6 +99,19 @@ def test_what_the_keepalive_did_while_the_user_was_away_is_printed_when_the_chat
     assert "pinged once while you were away" in capsys.readouterr().err
 
 
+def _toured_then_compacted(
+    tmp_path: Path, provider: Any, capsys: pytest.CaptureFixture[str]
+) -> tuple[Context, int, str]:
+    """A tour of the doc files, then ``/compact 1``: the context, its calls before, and what went to stderr."""
+    toolbox = Toolbox(Workspace(tmp_path).tools())
+    agent = Agent(provider, toolbox, context=Context(DEFAULT_SYSTEM, toolbox.specs))
+    assert agent.run("tour the doc files").stop == "done"
+    calls = len(agent.context.ledger.calls)
+    capsys.readouterr()
+    converse(agent.context, provider, ["/compact 1"])
+    return agent.context, calls, capsys.readouterr().err
+
+
 def test_a_manual_compact_reads_the_cache_as_the_automatic_one_does(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -108,14 +121,7 @@ def test_a_manual_compact_reads_the_cache_as_the_automatic_one_does(
         provider = resolve_provider(
             "anthropic", model=MODELS["anthropic"], base_url=fake.url("chat", "anthropic"), env=ENV
         )
-        toolbox = Toolbox(Workspace(tmp_path).tools())
-        agent = Agent(provider, toolbox, context=Context(DEFAULT_SYSTEM, toolbox.specs))
-        assert agent.run("tour the doc files").stop == "done"
-        ctx = agent.context
-        calls = len(ctx.ledger.calls)
-        capsys.readouterr()
-        converse(ctx, provider, ["/compact 1"])  # type: ignore[arg-type]
-        err = capsys.readouterr().err
+        ctx, calls, err = _toured_then_compacted(tmp_path, provider, capsys)
     assert ctx.compactions, err
     summary = [c for c in ctx.ledger.calls[calls:] if c.purpose == "compaction"]
     assert summary and summary[0].usage.cache_read_tokens > 0, "the summary call read the cached prefix"
@@ -134,14 +140,7 @@ def test_the_compact_line_is_the_runs_and_names_the_thinking_strategy(
     with BillingFake([tour(tmp_path, "doc", 3)], thinking=ThinkingRules()) as fake:
         url = fake.url("chat", "anthropic")
         provider = resolve_provider("anthropic", model="claude-sonnet-5", base_url=url, env=ENV, thinking="adaptive")
-        toolbox = Toolbox(Workspace(tmp_path).tools())
-        agent = Agent(provider, toolbox, context=Context(DEFAULT_SYSTEM, toolbox.specs))
-        assert agent.run("tour the doc files").stop == "done"
-        ctx = agent.context
-        calls = len(ctx.ledger.calls)
-        capsys.readouterr()
-        converse(ctx, provider, ["/compact 1"])  # type: ignore[arg-type]
-        err = capsys.readouterr().err
+        ctx, calls, err = _toured_then_compacted(tmp_path, provider, capsys)
     assert ctx.compactions, err
     summary = tuple(c for c in ctx.ledger.calls[calls:] if c.purpose == "compaction")
     line = format_event(CompactionEvent(ctx.compactions[-1], summary))
