@@ -118,3 +118,21 @@ def test_a_drop_block_session_is_redrawn_with_its_binding_and_lints_clean(tmp_pa
         findings = lint_session(store, sid)
     assert [b["thinking"] for b in redrawn] == [b["thinking"] for b in sent], "the binding is sent on every request"
     assert not [f for f in findings if f.rule == "thinking-rebound"]
+
+
+def test_the_export_of_a_drop_block_session_names_the_header_its_body_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``thinking.block_binding`` is a beta field: the body is refused without its header, which a body
+    file cannot carry, so the export says which header to send it with."""
+    sid, _ = compacted(tmp_path, ThinkingRules(), "drop_block", policy="fraction")
+    capsys.readouterr()
+    assert main(["sessions", "export", sid[:12], "--format", "anthropic", "--store", str(tmp_path / "s.db")]) == 0
+    out = capsys.readouterr()
+    body = json.loads(out.out)
+    assert body["thinking"]["block_binding"] == {"prefix_mismatch_behavior": "drop_block"}
+    beta = "thinking-binding-controls-2026-08-01"
+    assert out.err.splitlines() == [
+        f"tiny-agent: send the body with the header anthropic-beta: {beta} (its fields need it)"
+    ]
+    assert betas_for(body, False) == [beta]

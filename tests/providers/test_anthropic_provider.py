@@ -389,7 +389,7 @@ def test_cache_diagnostics_ask_why_against_the_previous_answer() -> None:
     second = adapter.send(adapter.render(prompt))
     assert server.body(0)["diagnostics"] == {"previous_message_id": None}
     assert server.body(1)["diagnostics"] == {"previous_message_id": "msg_01XFDUDYJgAACzvnptvVoYEL"}
-    assert server.requests[1].headers["anthropic-beta"] == "cache-diagnosis-2026-04-07"
+    assert "anthropic-beta" not in server.requests[1].headers, "diagnostics need their former beta no more"
     assert second.provider_miss == "system_changed (~880 tokens)"
     assert first.provider_miss is None
 

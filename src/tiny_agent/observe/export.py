@@ -59,6 +59,9 @@ def export_lines(
     if left := left_out(adapter, messages):
         owner = _recorded_provider(entries) or model
         note(f"the body leaves out {left} ({owner}'s own; the {fmt} format takes none)")
+    profile = adapter.profile
+    for name, value in profile.wire_format.body_headers(body, profile.thinking_caps.interleaved_header).items():
+        note(f"send the body with the header {name}: {value} (its fields need it)")
     yield json.dumps(body, ensure_ascii=False, indent=2)
 
 

@@ -85,6 +85,11 @@ class WireFormat(Protocol):
         """The adapter's own settings for a profile with this lifetime and tool grammar."""
         ...
 
+    def body_headers(self, body: Mapping[str, Any], interleaved: bool) -> dict[str, str]:
+        """The HTTP headers ``body`` must travel with (a beta-only field's beta); ``interleaved``: the
+        model needs the interleaved-thinking header for manual thinking between tool calls."""
+        ...
+
 
 WIRES: Mapping[str, WireFormat] = {
     ANTHROPIC.name: ANTHROPIC,

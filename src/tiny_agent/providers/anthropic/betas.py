@@ -10,18 +10,15 @@ from typing import Any
 from tiny_agent.providers.anthropic.compaction import COMPACTION_BETA, asks_compaction, is_compaction
 from tiny_agent.providers.anthropic.thinking import betas_for
 
-__all__ = ["CACHE_DIAGNOSIS_BETA", "request_betas", "with_betas"]
-
-CACHE_DIAGNOSIS_BETA = "cache-diagnosis-2026-04-07"
-"""Anthropic's cache diagnostics: the answer says which layer diverged from the previous request."""
+__all__ = ["request_betas", "with_betas"]
 
 
 def request_betas(body: Mapping[str, Any], interleaved: bool) -> list[str]:
-    """The betas ``body``'s fields need: cache diagnostics, the thinking fields' (``interleaved``: the
-    model needs the header for manual thinking between tool calls), server compaction (asked for, or
-    a compaction block sent back)."""
-    betas = [CACHE_DIAGNOSIS_BETA] if "diagnostics" in body else []
-    betas.extend(betas_for(body, interleaved))
+    """The betas ``body``'s fields need: the thinking fields' (``interleaved``: the model needs the
+    header for manual thinking between tool calls), server compaction (asked for, or a compaction
+    block sent back). Cache diagnostics (``diagnostics``) are generally available: their former beta
+    (cache-diagnosis-2026-04-07) is needed no more."""
+    betas = list(betas_for(body, interleaved))
     if asks_compaction(body) or any(is_compaction(b) for m in body.get("messages") or () for b in _blocks(m)):
         betas.append(COMPACTION_BETA)
     return betas

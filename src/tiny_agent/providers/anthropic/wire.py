@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tiny_agent.providers.anthropic.betas import request_betas
 from tiny_agent.providers.anthropic.check import AnthropicCheck, check_anthropic_body
 from tiny_agent.providers.cache_rules import TTLS, CacheRules, Ttl, min_cacheable_tokens
 from tiny_agent.providers.check import WireCheck
@@ -99,6 +100,10 @@ class AnthropicWire:
 
     def adapter_options(self, cache_ttl: Ttl, tool_grammar: bool) -> dict[str, Any]:
         return {"cache_ttl": cache_ttl}
+
+    def body_headers(self, body: Mapping[str, Any], interleaved: bool) -> dict[str, str]:
+        betas = request_betas(body, interleaved)
+        return {"anthropic-beta": ",".join(betas)} if betas else {}
 
 
 ANTHROPIC = AnthropicWire()

@@ -75,6 +75,9 @@ class OpenAIWire:
     def adapter_options(self, cache_ttl: Ttl, tool_grammar: bool) -> dict[str, Any]:
         return {"tool_mode": "json_schema"} if tool_grammar else {}
 
+    def body_headers(self, body: Mapping[str, Any], interleaved: bool) -> dict[str, str]:
+        return {}
+
 
 def _message_block(path: str, message: Any, counter: Counter) -> PrefixBlock:
     """A whole Chat Completions message; a ``prompt_cache_breakpoint`` on one of its content parts

@@ -73,6 +73,9 @@ class ResponsesWire:
     def adapter_options(self, cache_ttl: Ttl, tool_grammar: bool) -> dict[str, Any]:
         return {}
 
+    def body_headers(self, body: Mapping[str, Any], interleaved: bool) -> dict[str, str]:
+        return {}
+
 
 def count_marks(body: Mapping[str, Any]) -> int:
     raw = body.get("input")
