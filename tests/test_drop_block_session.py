@@ -2,7 +2,8 @@
 view redraw each turn request with the thinking settings it was sent with, the binding included, so
 the summary calls' stored bodies and the turns around them carry the same ``thinking`` and no
 thinking-settings change is found where none happened. A session recorded before the call entries
-named the binding reads the same, and goes on after a resume without a made-up change either."""
+named the binding reads the same, and goes on after a resume without a made-up change either. A
+session resumed with another binding is read, linted and replayed call by call as each was sent."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import pytest
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, AgentConfig
 from tiny_agent.context import render
 from tiny_agent.context.engine import ContextConfig
-from tiny_agent.context.entries import CallDone, CallOpened
+from tiny_agent.context.entries import CallDone, CallOpened, CompactionMark, RunChange, RunStop, TypedEntry
 from tiny_agent.context.entry_codec import read
+from tiny_agent.context.replayed import Unnamed
 from tiny_agent.context.session import Session
 from tiny_agent.observe.lint import lint_session
 from tiny_agent.observe.view.data import SessionView
@@ -27,6 +29,7 @@ from tiny_agent.testing.thinking_server import ThinkingRules
 from tiny_agent.tools.toolbox import Toolbox
 from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Entry
+from tiny_agent.whatif.figures import Figures
 from tiny_agent.whatif.replay import replay
 
 ENV = {"ANTHROPIC_API_KEY": "sk-test-1"}
@@ -44,17 +47,26 @@ def legacy_key(thinking: Thinking) -> str:
     return "/".join(str(x) for x in (thinking.label, thinking.display or "", thinking.effort or "")).rstrip("/")
 
 
-def run(root: Path, store: SQLiteStore, fake: BillingFake, request: str, resume: str | None = None) -> str:
-    """``request`` in a new stored session (or ``resume``d), drop_block on a preserved-thinking model
-    that compacts inside its tool loop."""
-    thinking = parse_thinking("2048", binding="drop_block")
+def run(
+    root: Path,
+    store: SQLiteStore,
+    fake: BillingFake,
+    request: str,
+    resume: str | None = None,
+    binding: str | None = "drop_block",
+    compact_at: int = 9000,
+) -> str:
+    """``request`` in a new stored session (or ``resume``d) with ``binding`` on a preserved-thinking
+    model that compacts inside its tool loop (a resume does not); None: ``--thinking off``."""
+    thinking = parse_thinking("2048", binding=binding) if binding else parse_thinking("off")
     url = fake.url("r", "anthropic")
     provider = resolve_provider("anthropic", model="claude-sonnet-5", base_url=url, env=ENV, thinking=thinking)
     toolbox = Toolbox(Workspace(root).tools())
     # The resume goes on with a turn, not a compaction: its request is the one compared with the last.
-    config = ContextConfig(compact_at=9000 if resume is None else 60_000, keep_turns=2, policy="fraction")
-    settings = {"provider": "anthropic", "model": "claude-sonnet-5", "thinking": "2048"}
-    settings["thinking_binding"] = "drop_block"
+    config = ContextConfig(compact_at=compact_at if resume is None else 60_000, keep_turns=2, policy="fraction")
+    settings = {"provider": "anthropic", "model": "claude-sonnet-5", "thinking": thinking.label}
+    if binding:
+        settings["thinking_binding"] = binding
     if resume is None:
         session = Session.start(
             store, workspace=str(root), tools=toolbox.specs, system=DEFAULT_SYSTEM, config=config, settings=settings
@@ -136,3 +148,97 @@ def test_a_resumed_session_names_no_thinking_change(recorded: tuple[Path, str, b
     first = next(v.record for e, v in typed if isinstance(v, CallDone) and v.call == resumed)
     # The fake's clock moved on, not the engine's: the line finds the bytes alike, not why the entry went.
     assert first.miss and "identical prefix" in first.miss and "thinking" not in first.miss, first.miss
+
+
+def resumed(root: Path, first: str, then: str | None, legacy: bool) -> tuple[Path, str, int]:
+    """A session run with the binding ``first`` (``legacy``: its call entries keyed as they were
+    before they named it), resumed an hour later with ``then`` (None: ``--thinking off``); no
+    compaction. Where it is stored, and the seq its resume starts after."""
+    where, rules, now = root / "s.db", ThinkingRules(), [time.time()]
+    tasks = [files(root, 0, 4, "read the files"), files(root, 4, 3, "read three more")]
+    with SQLiteStore(where) as store, BillingFake(tasks, thinking=rules, clock=lambda: now[0]) as fake:
+        with pytest.MonkeyPatch.context() as patch:
+            if legacy:
+                patch.setattr(render, "thinking_key", legacy_key)
+            sid = run(root, store, fake, "Please read the files", binding=first, compact_at=60_000)
+        head = store.get(sid).head
+        now[0] += 3600
+        run(root, store, fake, "Now read three more", resume=sid, binding=then)
+        bound = ["block_binding" in b.body.get("thinking", {}) for b in fake.bills("r")]
+        calls = [e.seq for e in store.entries(sid) if e.kind == "call"]
+    assert rules.rejected == []
+    assert bound == [(seq > head) == (then == "drop_block") for seq in calls], bound
+    return where, sid, head
+
+
+def replays_as_recorded(found: list[Entry]) -> None:
+    """A replay under the session's own policy bills each call as the recording did."""
+    result = replay(found)
+    assert not result.replayed.estimated, "every request is the recorded one: nothing is estimated"
+
+    def bills(figures: Figures) -> list[tuple[int | None, int, int, int | None, float]]:
+        return [
+            (c.call, c.input_tokens, c.cache_read_tokens, c.cache_write_tokens, round(c.cost_usd or 0.0, 9))
+            for c in figures.per_call
+        ]
+
+    assert bills(result.replayed) == bills(result.recorded)
+
+
+def test_a_strict_session_resumed_with_drop_block_replays_as_recorded(tmp_path: Path) -> None:
+    where, sid, head = resumed(tmp_path, "strict", "drop_block", legacy=False)
+    found = entries(where, sid)
+    keys = {(e.seq > head, v.fingerprint.get("thinking")) for e in found for v in read(e) if isinstance(v, CallOpened)}
+    assert keys == {(False, "2048"), (True, "2048///drop_block")}
+    replays_as_recorded(found)
+
+
+def test_a_strict_resume_of_an_older_drop_block_log_is_read_strict(tmp_path: Path) -> None:
+    where, sid, head = resumed(tmp_path, "drop_block", "strict", legacy=True)
+    with SQLiteStore(where) as store:
+        view = SessionView.of(store.get(sid), store.entries(sid))
+        findings = lint_session(store, sid)
+    assert [view.unnamed.at(c.seq) for c in view.calls] == [
+        "drop_block" if c.seq <= head else "strict" for c in view.calls
+    ]
+    first = next(c for c in view.calls if c.seq > head)
+    for call in view.calls:
+        shown = view.call(call.index)
+        assert shown["request"]["exact"], call.index
+        changed = [b for b in shown["breaks"] if b["rule"] == "thinking-changed"]
+        assert bool(changed) == (call is first), call.index
+    assert len([f for f in findings if f.rule == "thinking-changed"]) == 1
+    replays_as_recorded(entries(where, sid))
+
+
+def test_a_drop_block_session_resumed_with_thinking_off_replays_as_recorded(tmp_path: Path) -> None:
+    # The run settings' drop_block stays in force, unsent: the calls without thinking bind nothing.
+    where, sid, head = resumed(tmp_path, "drop_block", None, legacy=False)
+    with SQLiteStore(where) as store:
+        view = SessionView.of(store.get(sid), store.entries(sid))
+    assert {c.opened.fingerprint.get("thinking") for c in view.calls if c.seq > head} == {"off"}
+    assert all(view.call(c.index)["request"]["exact"] for c in view.calls)
+    replays_as_recorded(entries(where, sid))
+
+
+def test_an_unnamed_binding_is_the_one_in_force_at_its_call() -> None:
+    """A run's settings in force name it; where none do (drop_block chosen from Python, before the
+    flag), the run's own compactions say, and only its own."""
+    call = CallOpened("turn", "claude-sonnet-5", 1, {"thinking": "2048"})
+    dropped = CompactionMark(0, 2, "summary", "r", strategy="drop_block")
+    log: list[TypedEntry] = [
+        *(RunChange({"provider": "anthropic"}), call, dropped, call, RunStop("done")),  # 1-5: drop_block
+        *(call, RunStop("done")),  # 6-7: the next run compacted nothing
+        *(RunChange({"thinking_binding": "strict"}), call, RunStop("done")),  # 8-10
+        *(RunChange({"thinking_binding": "drop_block"}), call, RunStop("done"), call),  # 11-14: still asked for
+    ]
+    unnamed = Unnamed.of(enumerate(log, 1))
+    calls = [seq for seq, value in enumerate(log, 1) if isinstance(value, CallOpened)]
+    assert [unnamed.at(seq) for seq in calls] == [
+        "drop_block",
+        "drop_block",
+        "strict",
+        "strict",
+        "drop_block",
+        "drop_block",
+    ]

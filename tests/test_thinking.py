@@ -26,7 +26,7 @@ from tiny_agent.providers.anthropic.thinking import thinking_problems
 from tiny_agent.providers.openai import reply as openai_reply
 from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.providers.openai.reasoning import reasoning_fields, reasoning_problems
-from tiny_agent.providers.thinking import parse_thinking, thinking_caps, thinking_key, thinking_of_key
+from tiny_agent.providers.thinking import named_key, parse_thinking, thinking_caps, thinking_key, thinking_of_key
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake, Task
 from tiny_agent.testing.thinking_server import ThinkingRules, errors
@@ -344,6 +344,8 @@ def test_the_recorded_thinking_settings_round_trip_whole() -> None:
     assert thinking_key(settings[0]) == "2048///drop_block" and thinking_key(settings[2]) == "2048"
     assert thinking_of_key("2048/omitted") == parse_thinking("2048", "omitted"), "a key written before it named one"
     assert thinking_of_key("2048", "drop_block") == settings[0], "the binding of a key that names none"
+    assert thinking_of_key("off", "drop_block") == settings[4], "only a thinking that is on binds its blocks"
+    assert named_key("off", "drop_block") == "off" and named_key("2048", "drop_block") == "2048///drop_block"
 
 
 def fcall(call_id: str) -> dict[str, object]:

@@ -209,8 +209,8 @@ def _redrawn(engine: Recorder, opened: OpenCall, provider: Provider | None) -> R
     """The previous turn request re-rendered from the log; without its body where the recorded
     provider cannot be rendered here (its prompt and chain still say where the messages changed)."""
     try:
-        upto = Unnamed.of((e.seq, v) for e in engine.entries if e.seq <= opened.seq for v in read(e))
-        return redrawn_request(engine, opened.seq, opened, recorded_adapter(opened, provider, upto.at(opened.seq)))
+        unnamed = Unnamed.of((e.seq, v) for e in engine.entries for v in read(e))
+        return redrawn_request(engine, opened.seq, opened, recorded_adapter(opened, provider, unnamed.at(opened.seq)))
     except TinyAgentError:
         prompt = engine.replayed_prompt(opened.seq)
         return Rendered(prompt, {}, (), 0, opened.fingerprint, tuple(message_chain(prompt.messages)), 0)

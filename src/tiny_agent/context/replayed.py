@@ -11,13 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from tiny_agent.context.entries import CallOpened, CompactionMark, RunChange, TypedEntry
+from tiny_agent.context.entries import CallOpened, CompactionMark, RunChange, RunStop, TypedEntry
 from tiny_agent.context.render import Rendered
 from tiny_agent.context.shrink.thinking import DROP_BLOCK
 from tiny_agent.context.state import State
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.registry import offline_adapter, offline_profile
-from tiny_agent.providers.thinking import key_binding, named_key, thinking_key, thinking_of_key
+from tiny_agent.providers.thinking import named_key, thinking_key, thinking_of_key
 from tiny_agent.types import Entry, Prompt
 
 __all__ = ["Recorded", "Redrawer", "Unnamed", "recorded_adapter", "redrawn_request", "written_now"]
@@ -69,30 +69,40 @@ def recorded_adapter(opened: Recorded, live: Provider | None = None, unnamed: st
 
 @dataclass(frozen=True)
 class Unnamed:
-    """What the calls whose recorded thinking settings name no binding were sent with (``at``). Call
-    entries name it from this version on, so one after the first that does was strict; one before it
-    (a log written before) was sent with drop_block where the log says so up to that part's last call:
-    its run settings, or how its compactions kept the thinking rules."""
+    """The binding each call was sent with where its recorded thinking settings name none (``at``).
+    Call entries name drop_block from this version on, so only a log written before holds a call
+    sent with it that does not say so: it was sent with the binding its run settings in force asked
+    for; where none asked for one (a session run from Python before ``--thinking-binding``), with
+    drop_block if its run's compactions kept the thinking rules so."""
 
-    legacy: str = "strict"
-    named_from: int | None = None
-    """The seq of the first call entry that names its binding."""
+    dropped: frozenset[int] = frozenset()
+    """The seqs of the call entries sent with drop_block."""
 
     @staticmethod
     def of(values: Iterable[tuple[int, TypedEntry]]) -> Unnamed:
         """Read from a log's values, each with its entry's seq, in order."""
-        seen = shown = False
+        dropped: set[int] = set()
+        asked: str | None = None
+        run: list[int] = []  # the calls of this run that no run settings named a binding for
+        compacted = False
         for seq, value in values:
-            if isinstance(value, CallOpened):
-                key = value.fingerprint.get("thinking")
-                if isinstance(key, str) and key_binding(key) is not None:
-                    return Unnamed(DROP_BLOCK if shown else "strict", seq)
-                shown = seen  # what comes after a log's last call (a resume's settings) is not about it
-            seen = seen or _drops(value)
-        return Unnamed(DROP_BLOCK if seen else "strict")
+            match value:
+                case CallOpened() if asked == DROP_BLOCK:
+                    dropped.add(seq)
+                case CallOpened() if asked is None:
+                    run.append(seq)
+                case CompactionMark(strategy=strategy):
+                    compacted = compacted or strategy == DROP_BLOCK
+                case RunChange() | RunStop():  # where a run starts or ends
+                    if compacted:
+                        dropped.update(run)
+                    run, compacted = [], False
+                    if isinstance(value, RunChange):
+                        asked = value.settings.get("thinking_binding", asked)
+        return Unnamed(frozenset(dropped.union(run if compacted else ())))
 
     def at(self, seq: int) -> str:
-        return self.legacy if self.named_from is None or seq < self.named_from else "strict"
+        return DROP_BLOCK if seq in self.dropped else "strict"
 
 
 def written_now(opened: CallOpened, unnamed: str) -> CallOpened:
@@ -102,12 +112,6 @@ def written_now(opened: CallOpened, unnamed: str) -> CallOpened:
     if not isinstance(key, str) or named_key(key, unnamed) == key:
         return opened
     return dataclasses.replace(opened, fingerprint={**opened.fingerprint, "thinking": named_key(key, unnamed)})
-
-
-def _drops(value: TypedEntry) -> bool:
-    if isinstance(value, RunChange):
-        return value.settings.get("thinking_binding") == DROP_BLOCK
-    return isinstance(value, CompactionMark) and value.strategy == DROP_BLOCK
 
 
 def redrawn_request(engine: Redrawer, seq: int, opened: Recorded, provider: Provider) -> Rendered:

@@ -15,6 +15,7 @@ from tiny_agent.context.engine import Context
 from tiny_agent.context.entries import CallOpened
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
+from tiny_agent.context.replayed import Unnamed
 from tiny_agent.context.state import joined
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.adapters import wire_adapter
@@ -74,7 +75,8 @@ def _adapter(
     options: dict[str, Any] = {"max_tokens": run["max_tokens"]} if isinstance(run.get("max_tokens"), int) else {}
     if isinstance(ttl := run.get("cache_ttl"), str):
         options.update(wire_of(fmt).adapter_options(ttl, False))  # type: ignore[arg-type]  # the adapter checks it
-    thinking = recorded_thinking([(e, read(e)) for e in entries])
+    typed = [(e, read(e)) for e in entries]
+    thinking = recorded_thinking(typed, Unnamed.of((e.seq, v) for e, values in typed for v in values))
     plain = wire_adapter(fmt, model, **options)
     if thinking == OFF:
         return plain

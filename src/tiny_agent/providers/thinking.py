@@ -26,7 +26,6 @@ __all__ = [
     "ThinkingCaps",
     "as_thinking",
     "is_on",
-    "key_binding",
     "named_key",
     "openai_reasons",
     "parse_thinking",
@@ -293,25 +292,24 @@ def thinking_key(thinking: Thinking) -> str:
 
 def thinking_of_key(key: str, binding: str = "strict") -> Thinking:
     """The settings a fingerprint's ``thinking_key`` names (a request redrawn from the log renders them
-    again); ``binding`` where the key names none, as one written before keys named it does not.
-    ``ConfigError`` for a key no setting makes."""
-    label, display, effort, named = _key_parts(key)
-    return parse_thinking(None if label == "default" else label, display or None, effort or None, named or binding)
-
-
-def key_binding(key: str) -> str | None:
-    """The binding a ``thinking_key`` names; None for strict, or a key written before keys named it."""
-    return _key_parts(key)[3] or None
+    again); ``binding`` where the key names none, as one written before keys named it does not (see
+    ``_key_parts``). ``ConfigError`` for a key no setting makes."""
+    label, display, effort, named = _key_parts(key, binding)
+    return parse_thinking(None if label == "default" else label, display or None, effort or None, named)
 
 
 def named_key(key: str, binding: str) -> str:
-    """``key`` as ``thinking_key`` writes it, ``binding`` named where it names none."""
-    label, display, effort, named = _key_parts(key)
-    return "/".join((label, display, effort, named or ("" if binding == "strict" else binding))).rstrip("/")
+    """``key`` as ``thinking_key`` writes it, ``binding`` named where it names none (see ``_key_parts``)."""
+    label, display, effort, named = _key_parts(key, binding)
+    return "/".join((label, display, effort, "" if named == "strict" else named)).rstrip("/")
 
 
-def _key_parts(key: str) -> list[str]:
-    return [*key.split("/"), "", "", ""][:4]
+def _key_parts(key: str, binding: str) -> tuple[str, str, str, str]:
+    """The label, display, effort and binding of ``key``, ``binding`` where it names none and its
+    thinking is on: only blocks a thinking made are bound to their prefix (the drop_block of a run's
+    settings stays in force after a resume with ``--thinking off``, which sends no block)."""
+    label, display, effort, named = [*key.split("/"), "", "", ""][:4]
+    return label, display, effort, named or (binding if label == "adaptive" or label.isdigit() else "strict")
 
 
 def is_on(thinking: Thinking, caps: ThinkingCaps) -> bool:

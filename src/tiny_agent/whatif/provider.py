@@ -64,13 +64,13 @@ class Recorded:
     that failed (it left no mark saying what was asked)."""
 
     @staticmethod
-    def of(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Recorded:
+    def of(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], unnamed: Unnamed) -> Recorded:
+        """``unnamed``: the binding of the calls whose thinking settings name none."""
         found = Recorded()
         opened = found.opened
         pending: list[CallDone] = []
         ratios: dict[str, list[float]] = {}
         overridden = False
-        unnamed = Unnamed.of((entry.seq, value) for entry, values in typed for value in values)
         for entry, values in typed:
             for value in values:
                 if isinstance(value, ConfigChange) and "context_window" in value.settings:

@@ -45,6 +45,7 @@ from tiny_agent.context.entries import (
 )
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
+from tiny_agent.context.replayed import Unnamed
 from tiny_agent.context.shrink.decisions import decisions, decisions_of
 from tiny_agent.errors import CompactionError, ConfigError, TinyAgentError
 from tiny_agent.providers.cache_rules import DEFAULT_TTL
@@ -76,15 +77,21 @@ class Recording:
     bodies: list[Sent] = dataclasses.field(default_factory=list)
     """A recorded session's calls, each body as the program sent it (``whatif.bodies``)."""
     thinking: Thinking = OFF
-    """The thinking settings its requests rendered (``whatif.thinking``)."""
+    """The thinking settings its newest turn request rendered (``whatif.thinking``)."""
+    unnamed: Unnamed = dataclasses.field(default_factory=Unnamed)
+    """The binding each call was sent with where its recorded thinking settings name none."""
 
     @staticmethod
     def of(entries: Sequence[Entry]) -> Recording:
         typed = [(entry, read(entry)) for entry in entries]
+        unnamed = Unnamed.of((entry.seq, value) for entry, values in typed for value in values)
         policy = _policy(typed)
-        recorded = Recorded.of(typed)
+        recorded = Recorded.of(typed, unnamed)
         figures = _recorded(typed, policy.provider or "", policy.model or "")
-        return Recording(typed, recorded, figures, policy, bodies=sent_bodies(typed), thinking=recorded_thinking(typed))
+        thinking = recorded_thinking(typed, unnamed)
+        return Recording(
+            typed, recorded, figures, policy, bodies=sent_bodies(typed), thinking=thinking, unnamed=unnamed
+        )
 
 
 def replay(entries: Sequence[Entry] | Recording, policy: Policy | None = None) -> Replay:
@@ -247,7 +254,7 @@ def _replayed(
                         keepalive.ping(ctx, provider)
                 case CallOpened(purpose="turn"):
                     decided_last = False
-                    if (thinking := call_thinking(value, recording.thinking)) is not None:
+                    if (thinking := call_thinking(value, recording.unnamed.at(entry.seq))) is not None:
                         provider.think_as(thinking)  # a resume may have changed the settings
                     if value.decided:  # where the recording consulted the policy (the loop: every turn)
                         _decide(ctx, provider)

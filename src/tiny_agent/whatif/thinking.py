@@ -1,10 +1,10 @@
 """The thinking settings a replay or an export renders with: the session's own, read from its log.
 
-Each call entry's fingerprint names the settings its request rendered (``thinking_key``), the run
-settings what the run asked for, and a compaction mark how it kept the thinking rules
-(``drop_block``: the binding asked for). A replay on the recorded profile renders with them, so its
-requests are the recorded ones; on another model they are kept where that model takes them, else
-its default applies.
+Each call entry's fingerprint names the settings its request rendered (``thinking_key``), and the
+run settings what the run asked for; the binding of a call whose key names none (a log written
+before keys named it) is the one ``context.replayed.Unnamed`` reads at that call. A replay on the
+recorded profile renders with them, so its requests are the recorded ones; on another model they are
+kept where that model takes them, else its default applies.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from tiny_agent.context.entries import CallOpened, CompactionMark, RunChange, TypedEntry
+from tiny_agent.context.entries import CallOpened, RunChange, TypedEntry
 from tiny_agent.context.replayed import Unnamed
-from tiny_agent.context.shrink.thinking import DROP_BLOCK
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.thinking import OFF, Thinking, parse_thinking, thinking_of_key
@@ -28,29 +27,25 @@ _RUN_KEYS = ("thinking", "thinking_display", "effort")
 """The run settings (``agent.settings.RunSettings``) a run builds its thinking from."""
 
 
-def recorded_thinking(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Thinking:
-    """The settings the session's newest turn call rendered; where its calls name none (a Responses
-    session recorded before its effort was in the fingerprint), the run's settings; else the model's
-    default."""
+def recorded_thinking(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], unnamed: Unnamed) -> Thinking:
+    """The settings the session's newest turn call rendered (with the binding ``unnamed`` reads where
+    its key names none); where its calls name none (a Responses session recorded before its
+    effort was in the fingerprint), the run's settings; else the model's default."""
     key: str | None = None
     run: dict[str, Any] = {}
-    binding, seq = "strict", 0
+    seq = 0
     for entry, values in typed:
         for value in values:
             if isinstance(value, CallOpened) and value.purpose == "turn":
                 named = value.fingerprint.get("thinking")
                 key, seq = named if isinstance(named, str) else None, entry.seq
             elif isinstance(value, RunChange):
-                run.update({k: v for k, v in value.settings.items() if k in (*_RUN_KEYS, "thinking_binding")})
-            elif isinstance(value, CompactionMark) and value.strategy == DROP_BLOCK:
-                binding = DROP_BLOCK
-    if run.get("thinking_binding") == DROP_BLOCK:
-        binding = DROP_BLOCK
+                run.update({k: v for k, v in value.settings.items() if k in _RUN_KEYS})
     try:
         if key is not None:
-            return thinking_of_key(key, Unnamed.of((e.seq, v) for e, values in typed for v in values).at(seq))
+            return thinking_of_key(key, unnamed.at(seq))
         if any(run.get(k) is not None for k in _RUN_KEYS):
-            return parse_thinking(run.get("thinking"), run.get("thinking_display"), run.get("effort"), binding)
+            return parse_thinking(run.get("thinking"), run.get("thinking_display"), run.get("effort"))
     except ConfigError:
         pass  # settings this version does not know: the model's default
     return OFF
@@ -64,13 +59,14 @@ def thinking_on(profile: ProviderProfile, thinking: Thinking) -> ProviderProfile
         return profile
 
 
-def call_thinking(call: CallOpened, session: Thinking) -> Thinking | None:
+def call_thinking(call: CallOpened, unnamed: str) -> Thinking | None:
     """The settings ``call``'s request rendered (its fingerprint's ``thinking_key``), with the binding
-    of the ``session``'s where the key names none; None where it names none this version reads."""
+    ``unnamed`` (``Unnamed.at`` the call) where the key names none; None where it names none this
+    version reads."""
     key = call.fingerprint.get("thinking")
     if not isinstance(key, str):
         return None
     try:
-        return thinking_of_key(key, session.binding)
+        return thinking_of_key(key, unnamed)
     except ConfigError:
         return None

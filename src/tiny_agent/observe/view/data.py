@@ -259,7 +259,7 @@ def _expired(previous: _Call, call: _Call, body: Mapping[str, Any], wire: Wire, 
 
 
 def _values(entry: Entry) -> list[TypedEntry]:
-    if entry.kind not in ("call", "call_done", "compaction", "clear", "config", "run"):
+    if entry.kind not in ("call", "call_done", "compaction", "clear", "config", "run", "stop"):
         return []
     try:
         return list(read(entry))
