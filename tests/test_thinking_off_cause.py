@@ -1,6 +1,7 @@
 """A DeepSeek session with an effort, resumed with --thinking off: the request drops the effort
 because the thinking is off, so the thinking switch is the cause the miss line and lint name (the
-effort listed after it, as changed with it), in words that fit a cache without breakpoints."""
+effort listed after it, as changed with it), at the cost of the effort it dropped (keyed with the
+tools: the whole prefix), in words that fit a cache without breakpoints."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def test_the_miss_line_names_the_thinking_switch_not_the_effort_it_dropped() -> 
     sides = [Side(b, None, {"thinking": key}) for b, key in ((before, "default//low"), (after, "off"))]
     line = cause_words(lead, sides[0], sides[1], "openai") + position(lead)
     assert line == (
-        "thinking settings changed: default//low -> off (the cache misses from the first message on) "
+        "thinking settings changed: default//low -> off (the whole prefix is written again) "
         "[thinking-changed at thinking]"
     )
 

@@ -19,7 +19,6 @@ from tiny_agent.context.size_guard import reply_tokens
 from tiny_agent.errors import ConfigError, TinyAgentError
 from tiny_agent.providers.adapters import ADAPTER_OPTIONS
 from tiny_agent.providers.base import Provider
-from tiny_agent.providers.break_settings import setting_consequence
 from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import resolve_provider
@@ -62,15 +61,16 @@ def remembered_settings(settings: RunSettings, profile: ProviderProfile) -> RunS
 def thinking_change(stored: RunSettings, profile: ProviderProfile) -> str | None:
     """The resume's warning when the reasoning settings the requests send differ from the session's,
     compared as the model takes them, not as typed (``--thinking adaptive`` over DeepSeek's default,
-    which is on, changes nothing), with what the change costs on this wire."""
+    which is on, changes nothing), with what the change costs on this wire: the earliest level's of
+    what changed (``--thinking off`` over a DeepSeek effort drops the effort, keyed with the tools)."""
     parts = (stored.thinking, stored.thinking_display, stored.effort)
     before = parse_thinking(*parts, binding=stored.thinking_binding or "strict")
     now, caps = profile.thinking, profile.thinking_caps
     was, sent = sent_switches(before, caps), sent_switches(now, caps)
     if was == sent:
         return None
-    only_effort = replace(was, effort=None) == replace(sent, effort=None)
-    cost = setting_consequence(profile.wire, "effort-changed") if only_effort else thinking_consequence(profile.wire)
+    switch = replace(was, effort=None) != replace(sent, effort=None)
+    cost = thinking_consequence(profile.wire, switch=switch, effort=was.effort != sent.effort)
     return (
         f"the thinking settings differ from the session's ({thinking_key(before)} -> {thinking_key(now)}): "
         f"at the next request {cost}"

@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from tiny_agent.context.miss_text import excerpt, tool_changes
-from tiny_agent.providers.break_settings import setting_consequence, wire_breaks
+from tiny_agent.providers.break_settings import (
+    LEVELS,
+    consequence,
+    setting_consequence,
+    settings_consequence,
+    wire_breaks,
+)
 from tiny_agent.providers.cache_breaks import Break
 from tiny_agent.providers.first_change import first_change
 from tiny_agent.providers.wire import prefix_blocks, wire_of
@@ -32,7 +38,6 @@ __all__ = ["LOOKBACK", "MESSAGE_EDITS", "Side", "cause_words", "leading_break", 
 
 LOOKBACK = "breakpoint-lookback"
 MESSAGE_EDITS = ("message-edited", "message-removed")
-_RANK = {"tools": 0, "system": 1, "messages": 2}
 _SETTING_WORDS = {
     "tool-choice-changed": "tool_choice changed",
     "effort-changed": "effort changed",
@@ -55,7 +60,8 @@ def leading_break(breaks: Sequence[Break], wire: str) -> Break | None:
     """The break a miss line names: the one that invalidates the prefix from its earliest level
     (tools, then system, then messages), the first listed among equals; a lookback only when it is
     the only one (the simulator reports it only when no block changed). A setting that changed with
-    another (``Break.follows``: the effort with the thinking switch) is not the cause: that one is."""
+    another (``Break.follows``: the effort with the thinking switch) is not the cause: that one is,
+    at the earlier level of the two (``Break.level``)."""
     causes = [b for b in breaks if not b.follows] or list(breaks)
     return min(causes, key=lambda b: _rank(b, wire)) if causes else None
 
@@ -87,7 +93,8 @@ def cause_words(found: Break, before: Side, after: Side, wire: str) -> str:
         old_key = before.fingerprint.get("thinking", "default")
         new_key = after.fingerprint.get("thinking", "default")
         shown = f"{old_key} -> {new_key}" if old_key != new_key else found.excerpt
-        return f"thinking settings changed: {shown} ({thinking_consequence(wire)})"
+        cost = consequence(found.level) if found.level else thinking_consequence(wire)
+        return f"thinking settings changed: {shown} ({cost})"
     if rule == LOOKBACK:
         return f"lookback: {found.message}"
     if rule in _SETTING_WORDS:
@@ -95,21 +102,27 @@ def cause_words(found: Break, before: Side, after: Side, wire: str) -> str:
     return f"{rule}: {found.message}"
 
 
-def thinking_consequence(wire: str) -> str:
-    """What a change of the thinking settings costs on ``wire``, in its table's words (the switch's
-    setting, or the effort's where the effort is the switch: OpenAI's Responses API)."""
-    return setting_consequence(wire, "thinking-changed", "effort-changed")
+def thinking_consequence(wire: str, *, switch: bool = True, effort: bool = False) -> str:
+    """What a change of the thinking settings costs on ``wire``, in its table's words: the earliest
+    level's among what changed, the ``switch`` and the ``effort`` (DeepSeek's effort, which
+    ``--thinking off`` drops, is keyed with the tools); the effort's where it is the switch (OpenAI's
+    Responses API has no other)."""
+    changed = [rule for rule, did in (("thinking-changed", switch), ("effort-changed", effort)) if did]
+    found = settings_consequence(wire, *changed)
+    return found if found is not None else setting_consequence(wire, "thinking-changed", "effort-changed")
 
 
 def _rank(found: Break, wire: str) -> int:
     if found.rule == LOOKBACK:
-        return len(_RANK)
+        return len(LEVELS)
+    if found.level is not None:
+        return LEVELS.index(found.level)
     for setting in wire_breaks(wire).settings:
         if (setting.rule, setting.path) == (found.rule, found.path):
-            return _RANK[setting.level]
+            return LEVELS.index(setting.level)
     if found.path.startswith("tools"):
-        return _RANK["tools"]
-    return _RANK["system"] if found.rule == "system-changed" else _RANK["messages"]
+        return LEVELS.index("tools")
+    return LEVELS.index("system" if found.rule == "system-changed" else "messages")
 
 
 def _tools(found: Break, before: Side, after: Side) -> str:

@@ -147,7 +147,10 @@ def _in_fingerprints(before: Before, rendered: Rendered, wire: str) -> str | Non
         return "pinned constraints changed" + _text_change(before.prompt, prompt, -1)
     thinking = (before.fingerprint.get("thinking", "default"), rendered.fingerprint.get("thinking", "default"))
     if thinking[0] != thinking[1]:
-        return f"thinking settings changed: {thinking[0]} -> {thinking[1]} ({thinking_consequence(wire)})"
+        effort = _key_effort(thinking[0]) != _key_effort(thinking[1])
+        return (
+            f"thinking settings changed: {thinking[0]} -> {thinking[1]} ({thinking_consequence(wire, effort=effort)})"
+        )
     expected = _expected(before.changes)
     if expected is not None:
         return expected
@@ -156,6 +159,11 @@ def _in_fingerprints(before: Before, rendered: Rendered, wire: str) -> str | Non
     if shared_messages < previous_messages - 1:
         return f"message #{shared_messages + 1} changed" + _message_change(before.prompt, prompt, shared_messages)
     return None
+
+
+def _key_effort(key: object) -> str:
+    """The effort a fingerprint's thinking key names (``default//low``: ``low``)."""
+    return [*str(key).split("/"), "", ""][2]
 
 
 def _beside_bytes(

@@ -6,14 +6,27 @@ that reads them is ``providers.cache_breaks``.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from tiny_agent.errors import ConfigError
 
-__all__ = ["Level", "Setting", "WireBreaks", "consequence", "setting_consequence", "wire_breaks"]
+__all__ = [
+    "LEVELS",
+    "Level",
+    "Setting",
+    "WireBreaks",
+    "consequence",
+    "earliest",
+    "setting_consequence",
+    "settings_consequence",
+    "wire_breaks",
+]
 
 Level = Literal["tools", "system", "messages"]
+LEVELS: tuple[Level, ...] = ("tools", "system", "messages")
+"""In the order a prefix cache reads them: a change at one invalidates it and every later one."""
 
 
 @dataclass(frozen=True)
@@ -29,9 +42,12 @@ class Setting:
     why: str = ""
     follows: str = ""
     """The path of the setting this one changes with (DeepSeek's effort goes with ``--thinking off``):
-    where both changed, that one is the cause named, this one its consequence."""
+    where both changed, that one is the cause named, this one its consequence; the cause costs the
+    earlier level of the two."""
     absent: Any = None
-    """What the field means where a body leaves it out (DeepSeek thinks unless told not to)."""
+    """What the field means where a body leaves it out, on a model that thinks unless told not to
+    (``CacheRules.thinks_by_default``: DeepSeek's, Kimi's switch left out is on); elsewhere a field
+    left out is a value of its own (Claude's default, no switch, is not ``disabled``)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +82,19 @@ _CONSEQUENCE = {"tools": "the whole prefix is written again", "messages": "the c
 def consequence(level: Level) -> str:
     """What a change at ``level`` costs, in words: ``the cache misses from the first message on``."""
     return _CONSEQUENCE.get(level, "the cache misses from the system prompt on")
+
+
+def earliest(levels: Iterable[Level]) -> Level:
+    """The first of ``levels`` a prefix cache reads (``messages`` for none)."""
+    return min(levels, key=LEVELS.index, default="messages")
+
+
+def settings_consequence(wire: str, *rules: str) -> str | None:
+    """What a change of every setting of the wire with one of ``rules`` costs together: the earliest
+    level's consequence among them (DeepSeek's thinking switch with the effort it drops: the tools');
+    None where the wire has none of them."""
+    levels = [s.level for s in wire_breaks(wire).settings if s.rule in rules]
+    return consequence(earliest(levels)) if levels else None
 
 
 def setting_consequence(wire: str, *rules: str) -> str:

@@ -21,10 +21,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tiny_agent.providers.break_settings import Level, Setting, WireBreaks, consequence, wire_breaks
+from tiny_agent.providers.break_settings import Level, Setting, WireBreaks, consequence, earliest, wire_breaks
 from tiny_agent.providers.cache_rules import CacheRules
 from tiny_agent.providers.first_change import first_change, first_difference
 from tiny_agent.providers.prefix import PrefixBlock, breakpoints, canonical
+from tiny_agent.providers.thinking import thinking_caps
 from tiny_agent.providers.wire import prefix_blocks
 from tiny_agent.types import Wire
 
@@ -54,6 +55,9 @@ class Break:
     excerpt: str = ""
     follows: str = ""
     """The path of the setting whose change brought this one (``Setting.follows``), where both changed."""
+    level: Level | None = None
+    """Where a setting's change invalidates the prefix from: its own level, or for a cause the earliest
+    of the settings that changed with it (DeepSeek's switch, with the effort it dropped: the tools)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -64,10 +68,14 @@ def prefix_breaks(
 ) -> list[Break]:
     """Every cause ``after`` would not read what ``before`` cached, in prefix order (settings first);
     empty when ``after`` extends ``before``. With ``rules``, also the lookback (a breakpoint too far
-    past the entry the previous request wrote)."""
+    past the entry the previous request wrote); without, the model's default thinking is ``after``'s
+    model's on this wire."""
     table = wire_breaks(wire)
     old, new = prefix_blocks(before, wire), prefix_blocks(after, wire)
-    out = [b for b in _settings(before, after, table, old) if rules is None or b.path not in rules.unkeyed_settings]
+    model = str(after.get("model") or "")
+    thinks = rules.thinks_by_default if rules is not None else thinking_caps(wire, model, wire).default_on
+    found = _settings(before, after, table, old, thinks)
+    out = [b for b in found if rules is None or b.path not in rules.unkeyed_settings]
     shared = shared_blocks(old, new)
     if shared < len(old):
         out.extend(_block_change(before, after, old, new, shared, table))
@@ -98,11 +106,11 @@ def unmarkable(blocks: Sequence[PrefixBlock], wire: str) -> list[PrefixBlock]:
     return out
 
 
-def setting_value(body: Mapping[str, Any], setting: Setting) -> Any:
-    """The value of ``setting`` in ``body``: what the wire takes a left-out field to mean where it
-    declares it (``Setting.absent``), else None."""
+def setting_value(body: Mapping[str, Any], setting: Setting, thinks_by_default: bool = False) -> Any:
+    """The value of ``setting`` in ``body``. Left out, it is None, or on a model that thinks unasked
+    (``CacheRules.thinks_by_default``) what the wire's table says it then means (``Setting.absent``)."""
     found = _get(body, setting.path)
-    return setting.absent if found is None else found
+    return (setting.absent if thinks_by_default else None) if found is None else found
 
 
 def _get(data: Any, dotted: str) -> Any:
@@ -140,19 +148,23 @@ def _is_system(block: PrefixBlock) -> bool:
 
 
 def _settings(
-    before: Mapping[str, Any], after: Mapping[str, Any], table: WireBreaks, old: list[PrefixBlock]
+    before: Mapping[str, Any], after: Mapping[str, Any], table: WireBreaks, old: list[PrefixBlock], thinks: bool
 ) -> list[Break]:
-    changed = {s.path: s for s in table.settings if setting_value(before, s) != setting_value(after, s)}
+    changed = {s.path: s for s in table.settings if setting_value(before, s, thinks) != setting_value(after, s, thinks)}
     out = []
     for setting in sorted(changed.values(), key=lambda s: s.follows in changed):  # the causes first
         was, now = _get(before, setting.path), _get(after, setting.path)
         shown = f"{json.dumps(was, ensure_ascii=False)} -> {json.dumps(now, ensure_ascii=False)}"
         root = changed.get(setting.follows)
+        brought = [s for s in changed.values() if s.follows == setting.path]
+        level = earliest([setting.level, *(s.level for s in brought)])
         why = f" ({setting.why})" if setting.why else ""
         with_root = f" with {root.what}" if root is not None else ""
-        message = f"{setting.what} changed{with_root}{why}: {consequence(setting.level)}"
+        with_them = f" ({', '.join(s.what for s in brought)} too)" if level != setting.level else ""
+        message = f"{setting.what} changed{with_root}{why}{with_them}: {consequence(level)}"
         follows = root.path if root is not None else ""
-        out.append(Break(setting.rule, setting.path, message, _lost(old, setting.level), None, shown[:160], follows))
+        lost = _lost(old, level)
+        out.append(Break(setting.rule, setting.path, message, lost, None, shown[:160], follows, level))
     return out
 
 

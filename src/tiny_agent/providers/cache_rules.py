@@ -172,6 +172,10 @@ class CacheRules:
     unkeyed_settings: frozenset[str] = frozenset()
     """Top-level settings of the wire's table (``cache_breaks.WireBreaks``) this cache does not key on:
     llama.cpp caches the prompt's tokens only, and applies ``response_format`` when it samples."""
+    thinks_by_default: bool = False
+    """The model thinks unless a request says not to (its ``ThinkingCaps.default_on``: DeepSeek V4 on
+    either wire, Kimi K2.6): a thinking switch left out reads as on (``Setting.absent``), so the
+    cache keys on it, and lint and the miss line compare it, as the same request as ``enabled``."""
 
 
 def normalise_model(model: str) -> str:

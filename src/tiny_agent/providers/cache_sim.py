@@ -166,9 +166,9 @@ class Simulator:
 
     def _settings(self, body: Mapping[str, Any], level: str) -> dict[str, Any]:
         """The values of the settings that invalidate the cache from ``level`` on (the model aside: it
-        seeds the hash) and that this cache keys on."""
+        seeds the hash) and that this cache keys on, a left-out one as the model takes it."""
         return {
-            s.path: setting_value(body, s)
+            s.path: setting_value(body, s, self.rules.thinks_by_default)
             for s in wire_breaks(self.wire).settings
             if s.level == level and s.path != "model" and s.path not in self.rules.unkeyed_settings
         }

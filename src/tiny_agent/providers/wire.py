@@ -22,6 +22,7 @@ from tiny_agent.providers.check import WireCheck
 from tiny_agent.providers.openai.wire import OPENAI
 from tiny_agent.providers.prefix import CacheMarks, Counter, PrefixBlock, block_tokens
 from tiny_agent.providers.responses.wire import RESPONSES
+from tiny_agent.providers.thinking import thinking_caps
 
 __all__ = [
     "WIRES",
@@ -142,7 +143,8 @@ def rules_of(profile: str, model: str, wire: str, overrides: Mapping[str, int] |
         # llama.cpp keeps any prefix in its slot until another replaces it; nothing is billed.
         rules = automatic_rules(wire, model, 0, 1, math.inf, writes_billed=False, read=1.0)
         return dataclasses.replace(rules, unkeyed_settings=_LOCAL_UNKEYED)
-    return wire_of(wire).cache_rules(profile, model, overrides)
+    rules = wire_of(wire).cache_rules(profile, model, overrides)
+    return dataclasses.replace(rules, thinks_by_default=thinking_caps(profile, model, wire).default_on)
 
 
 def cache_rules(model: str, wire: str, overrides: Mapping[str, int] | None = None) -> CacheRules:

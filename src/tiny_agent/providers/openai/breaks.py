@@ -6,8 +6,9 @@ effort and verbosity; ``prompt_cache_key`` routes the request to another machine
 guide's advice on ``tool_choice`` (use it instead of removing tools) is that it does not change the
 prefix, so it is not here. DeepSeek's and Kimi's ``thinking`` switch changes how the conversation's
 turns are rendered (reasoning_content kept or left out): the messages, not the tools before them.
-Their effort goes with it (``--thinking off`` drops it): where both changed, the switch is the cause.
-Left out, the switch means on (the only models sent it here, DeepSeek's and Kimi's, think by default).
+Their effort goes with it (``--thinking off`` drops it): where both changed, the switch is the cause,
+and it costs the effort's level, the tools. Left out, the switch means on where the model thinks
+unasked (DeepSeek's and Kimi's do: ``CacheRules.thinks_by_default``).
 """
 
 from __future__ import annotations
