@@ -11,6 +11,7 @@ from tiny_agent.context.entries import Decision
 __all__ = [
     "NOTE",
     "SETTINGS",
+    "TOTALS",
     "CallFigures",
     "Figures",
     "Policy",
@@ -24,6 +25,7 @@ __all__ = [
 
 SETTINGS = ("cache_ttl", "cache_marks", "provider", "model", "summary_tokens")  # a Policy's fields beside config
 TOTALS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens")
+"""The figures a side totals over its calls (``Figures.totals``)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,10 @@ class Figures:
         known = [int(value) for c in self.per_call if (value := getattr(c, name)) is not None]
         return sum(known) if known or not self.per_call else None
 
+    def totals(self) -> dict[str, int | None]:
+        """Every figure of ``TOTALS``, totalled (``total``)."""
+        return {name: self.total(name) for name in TOTALS}
+
     @property
     def cost_usd(self) -> float | None:
         known = [c.cost_usd for c in self.per_call if c.cost_usd is not None]
@@ -129,7 +135,7 @@ class Figures:
             "model": self.model,
             "cost_usd": self.cost_usd,
             "calls": len(self.per_call),
-            **{name: self.total(name) for name in TOTALS},
+            **self.totals(),
             "compactions": self.compactions,
             "estimated": self.estimated,
             "every_pin_in_every_request": self.every_pin_in_every_request,
