@@ -108,9 +108,11 @@ class Figures:
     """The policy the side ran under, its settings written as flags (``policy=cost compact-at=0.8``)."""
 
     def total(self, name: str) -> int | None:
-        """The sum of a figure over the calls; None when no call has it (never a 0 for "unknown")."""
-        known = [int(value) for c in self.per_call if (value := getattr(c, name)) is not None]
-        return sum(known) if known or not self.per_call else None
+        """The sum of a figure over the calls; None unless every call has it (never a 0 for "unknown"),
+        as the run span's totals (``observe.telemetry``): a session that moved to DeepSeek partway has
+        its Claude calls' writes and none of DeepSeek's, and their sum would read as the whole."""
+        values = [getattr(c, name) for c in self.per_call]
+        return None if None in values else sum(int(v) for v in values)
 
     def totals(self) -> dict[str, int | None]:
         """Every figure of ``TOTALS``, totalled (``total``)."""
