@@ -27,7 +27,8 @@ from tiny_agent.providers.anthropic.thinking import thinking_problems
 from tiny_agent.providers.openai import reply as openai_reply
 from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.providers.openai.reasoning import reasoning_fields, reasoning_problems
-from tiny_agent.providers.thinking import parse_thinking, thinking_caps, thinking_key, thinking_of_key
+from tiny_agent.providers.thinking import parse_thinking, thinking_key, thinking_of_key
+from tiny_agent.providers.thinking_caps import thinking_caps
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake, Task
 from tiny_agent.testing.thinking_server import ThinkingRules, errors
