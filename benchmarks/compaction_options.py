@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from thinking_economics import NAIVE, NoMarks
+from thinking_economics import NAIVE, NoMarks, requests_with_thinking_dropped, thinking_blocks_dropped
 
 from tiny_agent.agent.loop import Agent, AgentConfig
 from tiny_agent.context.engine import ContextConfig
@@ -98,13 +98,9 @@ def run(option: str) -> dict[str, Any]:
         "recorded_usd": round(sum(c.cost_usd or 0.0 for c in calls), 6),
         # What drop_block's price leaves out: once a kept turn's block is dropped, every later one is
         # too, so until the next compaction the model reads none of its own reasoning.
-        "thinking_blocks_dropped": sum(_dropped(t) for t in rules.transformations),
-        "requests_with_thinking_dropped": sum(1 for t in rules.transformations if _dropped(t)),
+        "thinking_blocks_dropped": sum(thinking_blocks_dropped(t) for t in rules.transformations),
+        "requests_with_thinking_dropped": requests_with_thinking_dropped(rules),
     }
-
-
-def _dropped(transformations: list[Any]) -> int:
-    return sum(1 for t in transformations if t.get("type") == "thinking_block_dropped")
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ import json
 import platform
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,9 +107,19 @@ def run(setup: str, thinking: str | None, naive: bool, words: int = 40) -> dict[
         "cache_read": sum(b.call.cache_read for b in bills),
         "output_tokens": sum(b.call.output_tokens for b in bills),
         "reasoning_tokens": sum(c.usage.reasoning_tokens or 0 for c in calls),
-        "requests_with_thinking_dropped": sum(1 for t in rules.transformations if t),
+        "requests_with_thinking_dropped": requests_with_thinking_dropped(rules),
         "output_price": profile.prices.output if profile.prices is not None else 0.0,
     }
+
+
+def thinking_blocks_dropped(transformations: Sequence[Mapping[str, Any]]) -> int:
+    """The thinking blocks the API dropped from one request (its ``input_transformations``)."""
+    return sum(1 for t in transformations if t.get("type") == "thinking_block_dropped")
+
+
+def requests_with_thinking_dropped(rules: ThinkingRules) -> int:
+    """The requests whose thinking the API dropped, at least one block."""
+    return sum(1 for t in rules.transformations if thinking_blocks_dropped(t))
 
 
 SWEEP_WORDS = (0, 10, 40, 160)

@@ -16,6 +16,7 @@ from tiny_agent.agent.loop import Agent
 from tiny_agent.context.engine import Context
 from tiny_agent.errors import CompactionError
 from tiny_agent.providers.registry import resolve_provider
+from tiny_agent.providers.thinking import parse_thinking
 from tiny_agent.providers.thinking_sent import REASONING_ROOM
 from tiny_agent.testing import ScriptedProvider
 from tiny_agent.tools.toolbox import Toolbox
@@ -23,6 +24,7 @@ from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Message, ModelResponse, ReasoningBlock, Usage
 
 ENV = {"DEEPSEEK_API_KEY": "sk-test"}
+ADAPTIVE = parse_thinking("adaptive")
 
 
 def reply(message: dict[str, Any], finish: str) -> dict[str, Any]:
@@ -92,3 +94,31 @@ def test_a_summary_call_on_a_thinking_model_leaves_room_for_the_thinking() -> No
     assert compacted_request(deepseek)["max_tokens"] == 1024 + REASONING_ROOM
     plain = ScriptedProvider([summary], wire="openai", name="openai", model="gpt-4o")
     assert compacted_request(plain)["max_tokens"] == 1024, "a model that does not think: the summary's room alone"
+
+
+def cut_summary(provider: ScriptedProvider) -> str:
+    ctx = Context("s", ())
+    for i in range(4):
+        ctx.add_user(f"question {i} " * 200)
+        ctx.add_assistant(Message.assistant(f"answer {i} " * 200))
+    with pytest.raises(CompactionError) as caught:
+        ctx.compact(provider=provider, keep_turns=1)
+    return str(caught.value)
+
+
+def test_a_summary_call_cut_while_thinking_names_what_to_change() -> None:
+    deepseek = ScriptedProvider([thinking_cut()], wire="openai", name="deepseek", model="deepseek-v4-flash")
+    line = cut_summary(deepseek)
+    assert f"(max_tokens {1024 + REASONING_ROOM:,}: 1,024 for the summary, {REASONING_ROOM:,} for the thinking)" in line
+    assert "ContextConfig.summary_max_tokens" in line and "no flag" in line
+    assert line.endswith("or let the model think less (--effort low)"), line
+    claude = ScriptedProvider([thinking_cut()], name="anthropic", model="claude-sonnet-4-6", thinking=ADAPTIVE)
+    assert "(--thinking N bounds it, or --effort low)" in cut_summary(claude)
+
+
+def test_a_summary_call_cut_on_a_model_that_does_not_think_names_only_the_summary_room() -> None:
+    line = cut_summary(ScriptedProvider([thinking_cut()]))
+    assert "(max_tokens 1,024)" in line
+    assert line.endswith(
+        "raise ContextConfig.summary_max_tokens (set in Python: no flag or tiny-agent.toml key sets it)"
+    )

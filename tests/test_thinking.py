@@ -4,6 +4,7 @@ known to the check (rule ids for lint) and enforced, with the APIs' texts, by th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -26,7 +27,8 @@ from tiny_agent.providers.anthropic.thinking import thinking_problems
 from tiny_agent.providers.openai import reply as openai_reply
 from tiny_agent.providers.openai.adapter import OpenAICompatProvider
 from tiny_agent.providers.openai.reasoning import reasoning_fields, reasoning_problems
-from tiny_agent.providers.thinking import named_key, parse_thinking, thinking_caps, thinking_key, thinking_of_key
+from tiny_agent.providers.thinking import named_key, parse_thinking, thinking_key, thinking_of_key
+from tiny_agent.providers.thinking_caps import thinking_caps
 from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake, Task
 from tiny_agent.testing.thinking_server import ThinkingRules, errors
@@ -453,3 +455,15 @@ def test_the_config_file_takes_the_thinking_keys(tmp_path: Path, monkeypatch: py
 def test_thinking_off_is_sent_only_to_a_model_that_thinks(model: str, sent: object) -> None:
     body = adapter(model, "off").render(Prompt(("sys",), (), (Message.user("hi"),)))
     assert body.get("thinking") == sent
+
+
+def test_a_cap_at_or_under_the_budget_gets_the_budget_beside_it() -> None:
+    prompt = Prompt(("sys",), (READ,), loop_messages()[:1])
+
+    def sent(max_tokens: int, thinking: str) -> int:
+        provider = AnthropicProvider(model="claude-sonnet-5", api_key="k", thinking=parse_thinking(thinking))
+        return int(provider.render(dataclasses.replace(prompt, max_tokens=max_tokens))["max_tokens"])
+
+    assert sent(1024, "2048") == 1024 + 2048
+    assert sent(4096, "2048") == 4096, "room enough: the cap as given"
+    assert sent(1024, "adaptive") == 1024, "no budget: the model's own measure"

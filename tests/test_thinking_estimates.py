@@ -21,7 +21,8 @@ from tiny_agent.context.tokens import canonical
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.providers.responses.adapter import ResponsesProvider
-from tiny_agent.providers.thinking import parse_thinking, thinking_caps
+from tiny_agent.providers.thinking import parse_thinking
+from tiny_agent.providers.thinking_caps import thinking_caps
 from tiny_agent.testing import ScriptedProvider
 from tiny_agent.types import (
     Block,

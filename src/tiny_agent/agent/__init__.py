@@ -10,5 +10,5 @@
 - ``run``: ``Run.open``: a ``RunSpec`` built into a run, step by step (session, settings, tools, context, telemetry).
 - ``settings``: ``RunSettings``: the settings of a run that a session remembers, each with its one default.
 - ``spec``: ``RunSpec``: everything a run is opened from, as one typed value (CLI, config file, library).
-- ``thinking_text``: A reply's reasoning as text, for people.
+- ``thinking_text``: A reply's reasoning folded onto one line, for people.
 """

@@ -35,7 +35,6 @@ from tiny_agent.agent.events import (
     TurnEvent,
     call_events,
 )
-from tiny_agent.agent.thinking_text import reasoning_text
 from tiny_agent.context.engine import Context, ContextConfig
 from tiny_agent.context.entries import RunStop
 from tiny_agent.context.tokens import CallRecord
@@ -48,6 +47,7 @@ from tiny_agent.errors import (
     TinyAgentError,
 )
 from tiny_agent.providers.base import Provider
+from tiny_agent.providers.reasoning_shown import reasoning_text
 from tiny_agent.tools.toolbox import Toolbox
 from tiny_agent.types import ModelResponse, ProviderEvent, ToolResultBlock, ToolUseBlock
 

@@ -1,16 +1,9 @@
-"""A reply's reasoning as text, for people: what chat shows dimmed and ``--json`` carries."""
+"""A reply's reasoning folded onto one line, for people: what chat shows dimmed (the text itself is
+``providers.reasoning_shown.reasoning_text``)."""
 
 from __future__ import annotations
 
-from tiny_agent.providers.reasoning_shown import shown_reasoning
-from tiny_agent.types import Message
-
-__all__ = ["folded", "reasoning_text"]
-
-
-def reasoning_text(message: Message) -> str:
-    """The thinking, reasoning_content and summaries of ``message``, in order; opaque blocks named."""
-    return "\n".join(shown for block in message.content if (shown := shown_reasoning(block)) is not None)
+__all__ = ["folded"]
 
 
 def folded(text: str, width: int = 100) -> str:

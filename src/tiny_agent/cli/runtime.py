@@ -23,7 +23,7 @@ from tiny_agent.cli.config_file import FileConfig, load_config
 from tiny_agent.cli.options import CONFIG_FLAGS, PROVIDER_FLAGS, given
 from tiny_agent.cli.printer import Printer
 from tiny_agent.errors import ConfigError
-from tiny_agent.providers.thinking_check import SettingRefused
+from tiny_agent.providers.thinking_check import BINDING, DISPLAY, EFFORT, THINKING, SettingRefused
 from tiny_agent.store import open_store
 from tiny_agent.tools.hooks import Hook
 from tiny_agent.tools.mcp.tools import DEFAULT_MCP_TIMEOUT, McpServer, headers_from_env
@@ -97,10 +97,13 @@ def _chosen(click_ctx: click.Context, opts: dict[str, Any], files: FileConfig, p
     return chosen
 
 
-_FLAGS = {"thinking": "--thinking", "thinking_display": "--thinking-display", "effort": "--effort"}
-_FLAGS |= {"thinking_binding": "--thinking-binding", "server_compact_at": "--server-compact-at"}
-_WORDS = {"thinking": "thinking", "thinking_display": "thinking", "effort": "effort"}
-_WORDS["server_compact_at"] = "server-compact"
+_FLAGS = {"thinking": THINKING, "thinking_display": DISPLAY, "effort": EFFORT, "thinking_binding": BINDING}
+_WORDS = {
+    "thinking": "thinking",
+    "thinking_display": "thinking",
+    "effort": "effort",
+    "server_compact_at": "server-compact",
+}
 
 
 def _named_origin(exc: ConfigError, files: FileConfig, from_files: list[str]) -> ConfigError:

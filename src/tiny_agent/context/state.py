@@ -38,7 +38,7 @@ from tiny_agent.context.tokens import CallRecord, TokenLedger, server_compaction
 from tiny_agent.context.window import Window
 from tiny_agent.types import Block, Entry, Message, ToolResultBlock
 
-__all__ = ["OpenCall", "State", "joined"]
+__all__ = ["OpenCall", "State"]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A session out of the store: as JSON lines (everything, to move or archive it), or as the request
 body of a wire format (the window the engine would send next: the newest summary, the pins, the turns
-after its cut, ready to send elsewhere); and the JSON lines read back (``read_export``), checked entry
+after its cut, in that wire's shape); and the JSON lines read back (``read_export``), checked entry
 by entry, to go into another store."""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from tiny_agent.context.entries import CallOpened
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
 from tiny_agent.context.replayed import Unnamed
-from tiny_agent.context.state import joined
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.adapters import wire_adapter
 from tiny_agent.providers.base import Provider
@@ -39,12 +38,15 @@ def export_lines(
     info: SessionInfo, entries: Sequence[Entry], fmt: ExportFormat = JSONL, on_note: Callable[[str], None] | None = None
 ) -> Iterator[str]:
     """The session as lines of text. ``jsonl``: a header, then one entry per line (a fork's inherited
-    entries included). A wire's name (``anthropic``, ``openai``, ...): one request body, legal to send:
+    entries included). A wire's name (``anthropic``, ``openai``, ...): one request body of that wire:
     the window up to its last user turn, that is the request that asked for the session's last answer
     (a body ending on the assistant's reply is not a request a wire takes, and ``lint`` says so). Not
-    the whole log: after a compaction, preserved thinking is bound to the summary's prefix. ``on_note``
-    hears what the body leaves out: thinking settings the model does not take on that wire, and
-    reasoning it has no place for (another wire's)."""
+    the whole log: after a compaction, preserved thinking is bound to the summary's prefix. On the
+    session's own wire it is the request tiny-agent would send; on another, what that wire has no
+    place for is left out, and the body may be refused where the model needs it back (a DeepSeek tool
+    loop exported as ``anthropic`` loses its reasoning_content). ``on_note`` hears what the body leaves
+    out: thinking settings the model does not take on that wire, and reasoning it has no place for
+    (another wire's)."""
     if fmt == JSONL:
         header = {"format": EXPORT_FORMAT, "version": 1, "schema": SCHEMA_VERSION, "session": info.to_dict()}
         yield json.dumps(header, ensure_ascii=False)
@@ -123,20 +125,11 @@ def _recorded_provider(entries: Sequence[Entry]) -> str:
 
 def _up_to_last_user(messages: Sequence[Message]) -> tuple[Message, ...]:
     """``messages`` without the assistant turn(s) after the last user message (tool results are user
-    messages: a session cut during a tool call keeps them, and is asked for the next step), with
-    neighbouring user messages joined into one turn."""
+    messages: a session cut during a tool call keeps them, and is asked for the next step)."""
     end = len(messages)
     while end and messages[end - 1].role == "assistant":
         end -= 1
-    turns: list[Message] = []
-    for message in messages[:end]:
-        if turns and message.role == turns[-1].role == "user":
-            # A compaction past every message parts the next input from the results it summarised,
-            # in the log; the whole conversation holds them as one turn again.
-            turns[-1] = joined(turns[-1], message.content)
-        else:
-            turns.append(message)
-    return tuple(turns)
+    return tuple(messages[:end])
 
 
 def read_export(lines: Iterable[str], source: str) -> tuple[SessionInfo, list[Entry]]:

@@ -31,8 +31,9 @@ in one registry (``wire.WIRES``): adding a wire is a folder and one line there.
 - ``streaming``: a streamed answer, from its first event to the ``ModelResponse``.
 - ``wire``: ``WireFormat`` and the registry of wires (``WIRES``, ``wire_of``, ``detect_wire``).
 - ``reasoning_check``: the reasoning rules of each wire, by wire.
-- ``reasoning_shown``: what a reply's reasoning shows as when it has no text to show (omitted, redacted, encrypted).
-- ``thinking``: reasoning settings and what each model can do with them, declared (never probed).
+- ``reasoning_shown``: a reply's reasoning as text, a placeholder where it has none to show (omitted, redacted).
+- ``thinking``: reasoning settings and what a model can do with them (``ThinkingCaps``).
+- ``thinking_caps``: what each model does with reasoning, declared per maker (never probed).
 - ``thinking_check``: a run's reasoning settings held against what the model takes, before any call.
 - ``thinking_sent``: what reasoning settings ask of a model in effect, and the output room they take.
 """

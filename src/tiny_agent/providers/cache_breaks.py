@@ -25,7 +25,7 @@ from tiny_agent.providers.break_settings import Level, Setting, WireBreaks, cons
 from tiny_agent.providers.cache_rules import CacheRules
 from tiny_agent.providers.first_change import first_change, first_difference
 from tiny_agent.providers.prefix import PrefixBlock, breakpoints, canonical
-from tiny_agent.providers.thinking import thinking_caps
+from tiny_agent.providers.thinking_caps import thinking_caps
 from tiny_agent.providers.wire import prefix_blocks
 from tiny_agent.types import Wire
 

@@ -25,8 +25,8 @@ from tiny_agent.providers.thinking import (
     Thinking,
     ThinkingCaps,
     is_on,
-    thinking_caps,
 )
+from tiny_agent.providers.thinking_caps import thinking_caps
 from tiny_agent.providers.wire import WireFormat, rules_of, wire_of
 from tiny_agent.types import Usage, Wire
 

@@ -10,7 +10,8 @@ from typing import Any, Protocol
 from tiny_agent.providers.anthropic import binding as anthropic_binding
 from tiny_agent.providers.anthropic import thinking as anthropic_thinking
 from tiny_agent.providers.openai import reasoning as openai_reasoning
-from tiny_agent.providers.thinking import NO_THINKING, ThinkingCaps, thinking_caps
+from tiny_agent.providers.thinking import NO_THINKING, ThinkingCaps
+from tiny_agent.providers.thinking_caps import thinking_caps
 
 __all__ = ["RULES", "Sequenced", "body_problems", "reasoning_problems", "reasoning_sequence"]
 

@@ -20,7 +20,8 @@ from tiny_agent.providers.http_errors import check_base_url
 from tiny_agent.providers.pricing import FREE, TokenPrices, maker_of, token_prices
 from tiny_agent.providers.profile import PRICING_IDS, ProviderProfile, profile_for
 from tiny_agent.providers.settings_check import SERVER_COMPACTION, check_settings
-from tiny_agent.providers.thinking import OFF, as_thinking, openai_reasons
+from tiny_agent.providers.thinking import OFF, as_thinking
+from tiny_agent.providers.thinking_caps import openai_reasons
 from tiny_agent.providers.wire import checked_ttl, wire_of
 
 __all__ = [

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tiny_agent.errors import ConfigError
-from tiny_agent.providers.thinking import Thinking, thinking_caps
+from tiny_agent.providers.thinking import Thinking
+from tiny_agent.providers.thinking_caps import thinking_caps
 from tiny_agent.providers.thinking_check import checked
 
 __all__ = ["SERVER_COMPACTION", "check_settings"]

@@ -16,7 +16,7 @@ import httpx2
 
 from tiny_agent.providers.decode import is_event_stream, parse_json, reading, whole_json
 from tiny_agent.providers.lines import iter_sse, sse_lines
-from tiny_agent.providers.reasoning_shown import shown_reasoning
+from tiny_agent.providers.reasoning_shown import reasoning_text
 from tiny_agent.types import ModelResponse, OnProviderEvent, TextDelta, ThinkingDelta
 
 __all__ = ["Accumulating", "OpenedStream", "consume", "open_stream", "whole_deltas"]
@@ -117,7 +117,6 @@ def consume(
 def whole_deltas(response: ModelResponse) -> list[TextDelta | ThinkingDelta]:
     """The deltas a reply that arrived whole stands for: its reasoning first (a placeholder for what has
     no text to show), then its text."""
-    thoughts = [t for b in response.message.content if (t := shown_reasoning(b)) is not None]
-    deltas: list[TextDelta | ThinkingDelta] = [ThinkingDelta("\n".join(thoughts))]
+    deltas: list[TextDelta | ThinkingDelta] = [ThinkingDelta(reasoning_text(response.message))]
     deltas.append(TextDelta(response.message.text))
     return [d for d in deltas if d.text]

@@ -9,9 +9,10 @@ from typing import NoReturn
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.thinking import MIN_BUDGET, Thinking, ThinkingCaps
 
-__all__ = ["SettingRefused", "checked"]
+__all__ = ["BINDING", "DISPLAY", "EFFORT", "THINKING", "SettingRefused", "checked"]
 
 THINKING, DISPLAY, BINDING, EFFORT = "--thinking", "--thinking-display", "--thinking-binding", "--effort"
+"""The flags a refusal names (``SettingRefused.flags``)."""
 
 
 class SettingRefused(ConfigError):

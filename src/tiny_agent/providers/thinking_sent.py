@@ -1,5 +1,6 @@
 """What a run's reasoning settings come to on a model, as its requests send them: the switches in
-effect (two spellings of one request compare equal) and the output room the reasoning takes."""
+effect (two spellings of one request compare equal) and the output room the reasoning takes inside
+``max_tokens`` (a summary call's, ``reasoning_room``; any request's under a budget, ``sent_max_tokens``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 
 from tiny_agent.providers.thinking import Thinking, ThinkingCaps, is_on, sent_effort
 
-__all__ = ["REASONING_ROOM", "Switches", "reasoning_room", "sent_switches"]
+__all__ = ["REASONING_ROOM", "Switches", "reasoning_room", "sent_max_tokens", "sent_switches"]
 
 REASONING_ROOM = 4096
 """Output tokens held for reasoning that no budget bounds (adaptive thinking, DeepSeek, Kimi, OpenAI's
@@ -46,3 +47,11 @@ def reasoning_room(thinking: Thinking, caps: ThinkingCaps) -> int:
         return thinking.budget
     reasons = is_on(thinking, caps) or (caps.effort_only and thinking.mode != "off")
     return REASONING_ROOM if reasons else 0
+
+
+def sent_max_tokens(max_tokens: int, thinking: Thinking, caps: ThinkingCaps) -> int:
+    """The ``max_tokens`` a request sends for an output cap of ``max_tokens``: a thinking budget counts
+    inside it and the API takes one only below it, so a cap at or under the budget gets the budget's
+    room beside it and the answer keeps its own. A summary call's cap already holds the room."""
+    budget = reasoning_room(thinking, caps) if thinking.mode == "enabled" and caps.thinks else 0
+    return max_tokens + budget if max_tokens <= budget else max_tokens

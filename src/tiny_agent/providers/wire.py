@@ -22,7 +22,7 @@ from tiny_agent.providers.check import WireCheck
 from tiny_agent.providers.openai.wire import OPENAI
 from tiny_agent.providers.prefix import CacheMarks, Counter, PrefixBlock, block_tokens
 from tiny_agent.providers.responses.wire import RESPONSES
-from tiny_agent.providers.thinking import thinking_caps
+from tiny_agent.providers.thinking_caps import thinking_caps
 
 __all__ = [
     "WIRES",

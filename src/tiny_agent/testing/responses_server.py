@@ -40,7 +40,7 @@ from typing import Any
 from tiny_agent.providers.cache_sim import GenaiPricer, SimCall, Simulator
 from tiny_agent.providers.prefix import block_tokens
 from tiny_agent.providers.responses.check import BREAKPOINT, INPUT_PARTS, check_input
-from tiny_agent.providers.thinking import openai_reasons
+from tiny_agent.providers.thinking_caps import openai_reasons
 from tiny_agent.providers.wire import rules_of
 from tiny_agent.testing.loopback import LoopbackHttp
 from tiny_agent.testing.responses_replies import Event, diagnose, events, response

@@ -11,6 +11,7 @@ from tiny_agent.context.entries import Decision
 __all__ = [
     "NOTE",
     "SETTINGS",
+    "TOTALS",
     "CallFigures",
     "Figures",
     "Policy",
@@ -24,6 +25,7 @@ __all__ = [
 
 SETTINGS = ("cache_ttl", "cache_marks", "provider", "model", "summary_tokens")  # a Policy's fields beside config
 TOTALS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens")
+"""The figures a side totals over its calls (``Figures.totals``)."""
 
 
 @dataclass(frozen=True)
@@ -106,9 +108,15 @@ class Figures:
     """The policy the side ran under, its settings written as flags (``policy=cost compact-at=0.8``)."""
 
     def total(self, name: str) -> int | None:
-        """The sum of a figure over the calls; None when no call has it (never a 0 for "unknown")."""
-        known = [int(value) for c in self.per_call if (value := getattr(c, name)) is not None]
-        return sum(known) if known or not self.per_call else None
+        """The sum of a figure over the calls; None unless every call has it (never a 0 for "unknown"),
+        as the run span's totals (``observe.telemetry``): a session that moved to DeepSeek partway has
+        its Claude calls' writes and none of DeepSeek's, and their sum would read as the whole."""
+        values = [getattr(c, name) for c in self.per_call]
+        return None if None in values else sum(int(v) for v in values)
+
+    def totals(self) -> dict[str, int | None]:
+        """Every figure of ``TOTALS``, totalled (``total``)."""
+        return {name: self.total(name) for name in TOTALS}
 
     @property
     def cost_usd(self) -> float | None:
@@ -129,7 +137,7 @@ class Figures:
             "model": self.model,
             "cost_usd": self.cost_usd,
             "calls": len(self.per_call),
-            **{name: self.total(name) for name in TOTALS},
+            **self.totals(),
             "compactions": self.compactions,
             "estimated": self.estimated,
             "every_pin_in_every_request": self.every_pin_in_every_request,

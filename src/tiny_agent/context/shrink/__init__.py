@@ -7,9 +7,9 @@
 - ``registry``: the compaction policies by name (``cost``, ``fraction``, your own), for the CLI, config and replay.
 - ``shrinkable``: what compaction, clearing and the policies need from the engine (``Context`` is one).
 - ``summarize``: ``maybe_compact`` and ``compact``: a summary replaces the older turns.
-- ``summary_call``: the summary calls (over the transcript, or a cache read), and a cut one said as such.
+- ``summary_call``: the summary calls (over the transcript, or a cache read), their room, and a cut one said as such.
 - ``thinking``: compaction and clearing with thinking on.
-- ``transcript``: the flattened transcript a summary falls back on, fitted to the window; the summary's room.
+- ``transcript``: the flattened transcript a summary falls back on, fitted to the window.
 """
 
 from __future__ import annotations

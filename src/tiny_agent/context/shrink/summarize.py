@@ -28,8 +28,13 @@ from tiny_agent.context.shrink.compaction import (
 from tiny_agent.context.shrink.policy import cold, decision_prices, fitting_cut
 from tiny_agent.context.shrink.registry import policy_named
 from tiny_agent.context.shrink.shrinkable import Shrinkable
-from tiny_agent.context.shrink.summary_call import TranscriptSummarizer, cached_summary, transcript_summarizer
-from tiny_agent.context.shrink.transcript import fitted_transcript, summary_tokens
+from tiny_agent.context.shrink.summary_call import (
+    TranscriptSummarizer,
+    cached_summary,
+    summary_tokens,
+    transcript_summarizer,
+)
+from tiny_agent.context.shrink.transcript import fitted_transcript
 from tiny_agent.errors import CompactionError, IllegalRequestError
 from tiny_agent.providers.base import Provider
 from tiny_agent.types import Prompt
@@ -132,7 +137,7 @@ def _compact(
     if extra and isinstance(summarizer, TranscriptSummarizer):
         summarizer = TranscriptSummarizer(summarizer.ctx, summarizer.provider, extra)
     sends = summarizer.provider if isinstance(summarizer, TranscriptSummarizer) else provider
-    transcript = fitted_transcript(ctx, sends, recent, extra)
+    transcript = fitted_transcript(ctx, sends, recent, summary_tokens(ctx, sends), extra)
     consulted, ctx.decided = ctx.decided, ctx.decided and not manual  # its calls are not the policy's
     try:
         prose = _summary(ctx, summarizer, provider, transcript, (kept, before, extra), tried)

@@ -19,19 +19,9 @@ from tiny_agent.context.shrink.shrinkable import Shrinkable
 from tiny_agent.context.size_guard import ESTIMATE_MARGIN
 from tiny_agent.context.tokens import prompt_chars
 from tiny_agent.providers.base import Provider
-from tiny_agent.providers.thinking_sent import reasoning_room
 from tiny_agent.types import CachePlan, Message, Prompt, ToolResultBlock
 
-__all__ = ["fitted_transcript", "summary_tokens", "transcript_prompt", "with_extra"]
-
-
-def summary_tokens(ctx: Shrinkable, provider: Provider | None) -> int:
-    """The ``max_tokens`` of a summary call: the summary's room, and the reasoning's on a thinking
-    model (its reasoning counts inside ``max_tokens``)."""
-    if provider is None:
-        return ctx.config.summary_max_tokens
-    profile = provider.profile
-    return ctx.config.summary_max_tokens + reasoning_room(profile.thinking, profile.thinking_caps)
+__all__ = ["fitted_transcript", "transcript_prompt", "with_extra"]
 
 
 def with_extra(instructions: str, extra: str) -> str:
@@ -53,16 +43,18 @@ def transcript_prompt(ctx: Shrinkable, transcript: str, extra: str = "") -> Prom
     )
 
 
-def fitted_transcript(ctx: Shrinkable, provider: Provider | None, messages: Sequence[Message], extra: str = "") -> str:
+def fitted_transcript(
+    ctx: Shrinkable, provider: Provider | None, messages: Sequence[Message], reply: int, extra: str = ""
+) -> str:
     """The transcript of ``messages``, opened by the newest summary whole, with as much of their
-    tool results as fits in ``provider``'s window beside the summary's reply."""
+    tool results as fits in ``provider``'s window beside the summary call's ``reply`` (its max_tokens)."""
     state = ctx.state
     earlier = f"{state.compactions[-1].text()}\n\n" if state.compactions else ""
     whole = earlier + flatten(messages)
     ledger = ctx.ledger
     ratio = min(ledger.chars_per_token, ledger.ratios.get("compaction", ledger.chars_per_token))
     # What the whole request may measure (``prompt_chars``) for the size guard's estimate to pass.
-    room = ((ctx.context_window(provider) - summary_tokens(ctx, provider)) / (1 + ESTIMATE_MARGIN) - 1) * ratio
+    room = ((ctx.context_window(provider) - reply) / (1 + ESTIMATE_MARGIN) - 1) * ratio
     measured = prompt_chars(transcript_prompt(ctx, whole, extra))
     results = sum(len(b.content) for m in messages for b in m.content if isinstance(b, ToolResultBlock))
     if measured <= room or not results:

@@ -51,11 +51,7 @@ def what_if_rows(recording: Recording, policies: Sequence[Policy] | None = None)
                 **row,
                 "calls": len(replayed.per_call),
                 "compactions": replayed.compactions,
-                "input_tokens": replayed.total("input_tokens"),
-                "cache_read_tokens": replayed.total("cache_read_tokens"),
-                "cache_write_tokens": replayed.total("cache_write_tokens"),
-                "output_tokens": replayed.total("output_tokens"),
-                "reasoning_tokens": replayed.total("reasoning_tokens"),
+                **replayed.totals(),
                 "cost_usd": replayed.cost_usd,
                 "estimated": replayed.estimated,
             }

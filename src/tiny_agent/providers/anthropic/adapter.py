@@ -54,6 +54,7 @@ from tiny_agent.providers.retry import (
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
 from tiny_agent.providers.thinking import OFF, Thinking
 from tiny_agent.providers.thinking_check import checked
+from tiny_agent.providers.thinking_sent import sent_max_tokens
 from tiny_agent.providers.wire import checked_ttl
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, ReasoningBlock
 
@@ -159,9 +160,7 @@ class AnthropicProvider:
         if caps.thinks:  # a model without thinking is sent no switch for it, not even off
             body.update(thinking_fields(self._profile.thinking, caps.switch_only))
         body.update(compaction_fields(self.compact_threshold))
-        budget = body.get("thinking", {}).get("budget_tokens")
-        if isinstance(budget, int) and body["max_tokens"] <= budget:
-            body["max_tokens"] += budget  # the budget is part of max_tokens: the answer keeps its room
+        body["max_tokens"] = sent_max_tokens(body["max_tokens"], self._profile.thinking, caps)
         if self.cache_diagnostics:
             body["diagnostics"] = {"previous_message_id": prompt.previous_response_id}
         return body

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tiny_agent.providers.anthropic.thinking import THINKING_TYPES
-from tiny_agent.providers.thinking import thinking_caps
+from tiny_agent.providers.thinking_caps import thinking_caps
 from tiny_agent.providers.wire import prefix_blocks
 
 __all__ = ["RULES", "Bindings"]

@@ -45,7 +45,8 @@ from tiny_agent.providers.retry import (
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
-from tiny_agent.providers.thinking import OFF, Thinking, openai_reasons
+from tiny_agent.providers.thinking import OFF, Thinking
+from tiny_agent.providers.thinking_caps import openai_reasons
 from tiny_agent.providers.thinking_check import checked
 from tiny_agent.types import (
     INVALID_JSON_KEY,

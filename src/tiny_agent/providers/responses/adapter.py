@@ -37,7 +37,8 @@ from tiny_agent.providers.responses import cache, items
 from tiny_agent.providers.responses.reply import Accumulator, process
 from tiny_agent.providers.retry import Call, check_timeout
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
-from tiny_agent.providers.thinking import OFF, Thinking, openai_reasons, sent_effort
+from tiny_agent.providers.thinking import OFF, Thinking, sent_effort
+from tiny_agent.providers.thinking_caps import openai_reasons
 from tiny_agent.providers.thinking_check import checked
 from tiny_agent.types import Message, ModelResponse, OnProviderEvent, Prompt, ProviderNote
 

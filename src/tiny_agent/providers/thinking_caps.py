@@ -1,0 +1,118 @@
+"""What each model does with reasoning, declared per maker (never probed): ``thinking_caps`` gives
+the ``ThinkingCaps`` of a model at an endpoint on a wire, ``openai_reasons`` which of OpenAI's models
+reason."""
+
+from __future__ import annotations
+
+import re
+
+from tiny_agent.providers.thinking import EFFORTS, NO_THINKING, EarlierReasoning, ThinkingCaps
+
+__all__ = ["CLAUDE_EFFORTS", "OPENAI_EFFORTS", "openai_reasons", "thinking_caps"]
+
+CLAUDE_EFFORTS = ("low", "medium", "high", "max")
+OPENAI_EFFORTS = ("low", "medium", "high")
+
+_PRESERVED = ("fable-5", "opus-5", "sonnet-5", "haiku-5", "mythos-5")
+_ADAPTIVE = ("opus-4-6", "opus-4-7", "sonnet-4-6", *_PRESERVED)
+_STRIPS_EARLIER = re.compile(r"claude-(?:3-7-|haiku-4|sonnet-4(?!-[6-9])|opus-4(?:-[01])?(?:-20|$))")
+"""Claude models whose window leaves earlier turns' thinking out (Sonnet 3.7, 4, 4.5, Opus 4, 4.1,
+Haiku 4.5); Opus 4.5 and later keep it (reasoning facts, section 1)."""
+_GPT = re.compile(r"^gpt-(\d+)(?:\.(\d+))?")
+_OPENAI_REASONING = re.compile(r"^(?:gpt-5|o\d|codex-)")
+"""OpenAI's reasoning models: they take ``reasoning`` and return reasoning items."""
+
+
+def thinking_caps(name: str, model: str, wire: str = "") -> ThinkingCaps:
+    """The declared capabilities of ``model`` at the endpoint ``name`` speaking ``wire`` (a llama.cpp
+    server's model: none, whatever it is called). A model is its maker's wherever it is served: a
+    DeepSeek model over the Messages wire has DeepSeek's switches there, not Claude's table."""
+    m = model.lower()
+    if name == "local":
+        return NO_THINKING
+    if m.startswith("claude"):
+        return _claude_caps(m, wire)
+    if name == "deepseek" or m.startswith("deepseek"):
+        return _deepseek_caps(m, wire)
+    if name == "moonshot" or m.startswith("kimi"):
+        return _kimi_caps(m, wire)
+    if name == "anthropic":
+        return NO_THINKING
+    return _openai_caps(m, wire)
+
+
+def _claude_caps(m: str, wire: str) -> ThinkingCaps:
+    if "claude-3-5" in m or "claude-3-haiku" in m or "claude-3-opus" in m:
+        return NO_THINKING
+    if wire not in ("", "anthropic"):
+        return ThinkingCaps(sent_on="the Messages API (--provider anthropic)")
+    adaptive = any(k in m for k in _ADAPTIVE)
+    preserved = any(k in m for k in _PRESERVED)
+    manual = not any(k in m for k in ("opus-5-5", "fable-5-1"))  # adaptive only
+    efforts = CLAUDE_EFFORTS if adaptive or "opus-4-5" in m else ()
+    strips = _STRIPS_EARLIER.match(m) is not None
+    return ThinkingCaps(
+        manual=manual,
+        adaptive=adaptive,
+        interleaved_header=manual and not preserved,
+        preserved=preserved,
+        earlier_reasoning="stripped" if strips else "kept",
+        efforts=efforts,
+    )
+
+
+def _deepseek_caps(m: str, wire: str) -> ThinkingCaps:
+    """DeepSeek's Anthropic format has the switch and effort of its Chat Completions (reasoning facts,
+    section 6); tiny-agent sends its Responses format none (no shape for them is on record)."""
+    if not (m.startswith("deepseek-v4") or m == "deepseek-reasoner"):
+        return NO_THINKING
+    efforts = ("low", "high", "max")
+    if wire == "anthropic":
+        return ThinkingCaps(switch_only=True, default_on=True, efforts=efforts, earlier_reasoning="tool_turns")
+    if wire not in ("", "openai"):
+        return ThinkingCaps(sent_on="Chat Completions (--provider deepseek) and the Messages wire")
+    return ThinkingCaps(
+        reasoning_content=True,
+        default_on=True,
+        efforts=efforts,
+        forced_tool_choice=False,
+        earlier_reasoning="tool_turns",
+    )
+
+
+def _kimi_caps(m: str, wire: str) -> ThinkingCaps:
+    if not m.startswith(("kimi-k2.6", "kimi-k2.7", "kimi-k3")):
+        return NO_THINKING
+    if wire not in ("", "openai"):
+        return ThinkingCaps(sent_on="Chat Completions (--provider moonshot)")
+    return ThinkingCaps(
+        reasoning_content=True,
+        default_on=True,
+        keep_all=True,
+        earlier_reasoning="kept",
+        efforts=("low", "medium", "high"),
+        effort_with_thinking=False,
+    )
+
+
+def openai_reasons(model: str) -> bool:
+    """Whether ``model`` is one of OpenAI's reasoning models (gpt-5*, the o-series, codex)."""
+    return bool(_OPENAI_REASONING.match(model.strip().lower()))
+
+
+def _openai_caps(model: str, wire: str) -> ThinkingCaps:
+    """OpenAI's reasoning items: ``reasoning.context`` (not sent) defaults to ``all_turns`` from GPT-5.6
+    on, to ``current_turn`` before (reasoning facts, section 2). ``reasoning.effort`` goes out on the
+    Responses API only: low, medium and high everywhere; minimal (its least) on GPT-5, none (no
+    reasoning) from GPT-5.1 on, xhigh from GPT-5.2 on; the o-series always reasons."""
+    found = _GPT.match(model)
+    version = (int(found[1]), int(found[2] or 0)) if found else (0, 0)
+    earlier: EarlierReasoning = "kept" if version >= (5, 6) else "stripped"
+    if not openai_reasons(model):
+        return ThinkingCaps(earlier_reasoning=earlier)
+    if wire != "responses":
+        return ThinkingCaps(earlier_reasoning=earlier, effort_only=True)
+    off = None if version < (5, 0) else "minimal" if version < (5, 1) else "none"
+    extra = ("minimal",) if off == "minimal" else ("xhigh",) if version >= (5, 2) else ()
+    efforts = tuple(e for e in EFFORTS if e in (*OPENAI_EFFORTS, *extra))
+    return ThinkingCaps(earlier_reasoning=earlier, efforts=efforts, effort_only=True, off_effort=off)
