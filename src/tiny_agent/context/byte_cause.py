@@ -25,7 +25,6 @@ from tiny_agent.context.miss_text import excerpt, tool_changes
 from tiny_agent.providers.break_settings import (
     LEVELS,
     consequence,
-    setting_consequence,
     settings_consequence,
     wire_breaks,
 )
@@ -108,8 +107,8 @@ def thinking_consequence(wire: str, *, switch: bool = True, effort: bool = False
     ``--thinking off`` drops, is keyed with the tools); the effort's where it is the switch (OpenAI's
     Responses API has no other)."""
     changed = [rule for rule, did in (("thinking-changed", switch), ("effort-changed", effort)) if did]
-    found = settings_consequence(wire, *changed)
-    return found if found is not None else setting_consequence(wire, "thinking-changed", "effort-changed")
+    found = settings_consequence(wire, *changed) or settings_consequence(wire, "thinking-changed")
+    return found or settings_consequence(wire, "effort-changed") or consequence("messages")
 
 
 def _rank(found: Break, wire: str) -> int:

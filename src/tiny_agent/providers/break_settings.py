@@ -19,7 +19,6 @@ __all__ = [
     "WireBreaks",
     "consequence",
     "earliest",
-    "setting_consequence",
     "settings_consequence",
     "wire_breaks",
 ]
@@ -95,11 +94,3 @@ def settings_consequence(wire: str, *rules: str) -> str | None:
     None where the wire has none of them."""
     levels = [s.level for s in wire_breaks(wire).settings if s.rule in rules]
     return consequence(earliest(levels)) if levels else None
-
-
-def setting_consequence(wire: str, *rules: str) -> str:
-    """What a change of the wire's setting with the first of ``rules`` it has costs, in words (the
-    thinking switch's: ``setting_consequence(wire, "thinking-changed", "effort-changed")``)."""
-    table = wire_breaks(wire).settings
-    found = next((s for rule in rules for s in table if s.rule == rule), None)
-    return consequence(found.level if found is not None else "messages")
