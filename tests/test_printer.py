@@ -107,6 +107,16 @@ def test_a_streamed_answers_thinking_is_one_folded_line_above_it(
     assert f"({len(THOUGHT):,} chars)" in text, "folded to one line"
 
 
+@pytest.mark.parametrize("columns", [60, 80, 200])
+def test_the_folded_thinking_fits_one_line_of_the_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    text = run_streamed(tmp_path, monkeypatch, [thinking_reply(TextBlock("Wednesday: Tom"))])
+    (line,) = [x for x in text.splitlines() if "thinking: " in x]
+    assert len(line) <= columns and line.endswith(f"({len(THOUGHT):,} chars)"), line
+
+
 def test_with_show_thinking_it_streams_whole_before_the_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = run_streamed(tmp_path, monkeypatch, [thinking_reply(TextBlock("Wednesday: Tom"))], show_thinking=True)
     assert text.count("thinking: ") == 1 and THOUGHT.strip() in text, text

@@ -12,6 +12,7 @@ import pytest
 
 from tiny_agent.agent.loop import Agent, AgentConfig
 from tiny_agent.context.engine import ContextConfig
+from tiny_agent.errors import ConfigError
 from tiny_agent.observe.history import history_lines
 from tiny_agent.observe.view.whatifs import what_if_rows
 from tiny_agent.providers.registry import resolve_provider
@@ -104,6 +105,15 @@ def test_a_what_if_counts_the_summary_calls_reasoning(session: tuple[str, list[E
     assert all(c.output_tokens >= c.reasoning_tokens for c in summaries), "output carries the thinking"
     (found,) = what_if_rows(Recording.of(entries), [earlier])
     assert found["reasoning_tokens"] == result.replayed.total("reasoning_tokens")
+
+
+def test_a_replay_on_a_model_that_cannot_think_is_refused(session: tuple[str, list[Entry]]) -> None:
+    """It would price the recorded thinking on a model that cannot make it, where a live run refuses."""
+    name, entries = session
+    provider = SESSIONS[name][0]
+    other = "claude-3-5-haiku" if provider == "anthropic" else "deepseek-chat"
+    with pytest.raises(ConfigError, match=f"^{other} does not think, and the session's calls did"):
+        replay(entries, Policy(model=other))
 
 
 def test_sessions_show_names_how_a_compaction_kept_the_thinking_rules(tmp_path: Path) -> None:

@@ -73,6 +73,6 @@ def test_lint_agrees_deepseeks_switch_left_out_is_on() -> None:
 def test_claudes_off_is_a_switch_of_its_own_where_its_default_sends_none() -> None:
     profile = offline_profile("anthropic", "claude-sonnet-5")
     off = dataclasses.replace(profile, thinking=parse_thinking("off"))
-    note = thinking_change(RunSettings(), off)
+    note = thinking_change(parse_thinking(None), off)
     assert note is not None and "(default -> off)" in note
-    assert thinking_change(RunSettings(thinking="off"), off) is None
+    assert thinking_change(parse_thinking("off"), off) is None

@@ -84,11 +84,11 @@ def test_lint_gives_the_switch_the_tools_consequence() -> None:
 def test_the_resume_note_gives_the_consequence_of_the_effort_dropped_with_the_switch() -> None:
     profile = offline_profile("deepseek", "deepseek-v4-flash")
     off = dataclasses.replace(profile, thinking=parse_thinking("off"))
-    note = thinking_change(RunSettings(effort="low"), off)
+    note = thinking_change(parse_thinking(None, effort="low"), off)
     assert note == (
         f"the thinking settings differ from the session's (default//low -> off): at the next request {WHOLE}"
     )
-    assert thinking_change(RunSettings(), off) == (
+    assert thinking_change(parse_thinking(None), off) == (
         f"the thinking settings differ from the session's (default -> off): at the next request {MESSAGES}"
     )
 

@@ -13,6 +13,8 @@ from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, com
 from tiny_agent.context.byte_cause import thinking_consequence
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.engine import Context
+from tiny_agent.context.entry_codec import read
+from tiny_agent.context.replayed import Unnamed
 from tiny_agent.context.session import Session
 from tiny_agent.context.shrink.registry import policy_named
 from tiny_agent.context.size_guard import reply_tokens
@@ -22,7 +24,7 @@ from tiny_agent.providers.base import Provider
 from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import resolve_provider
-from tiny_agent.providers.thinking import parse_thinking, thinking_key
+from tiny_agent.providers.thinking import Thinking, parse_thinking, thinking_key, thinking_of_key
 from tiny_agent.providers.thinking_sent import sent_switches
 from tiny_agent.store.base import Store
 from tiny_agent.tools.shell import shell_mode, shell_tool
@@ -37,6 +39,7 @@ __all__ = [
     "drop_if_empty",
     "provider_of",
     "remembered_settings",
+    "sent_thinking",
     "shell_tools",
     "size_tool_output",
     "system_prompt",
@@ -58,13 +61,30 @@ def remembered_settings(settings: RunSettings, profile: ProviderProfile) -> RunS
     )
 
 
-def thinking_change(stored: RunSettings, profile: ProviderProfile) -> str | None:
-    """The resume's warning when the reasoning settings the requests send differ from the session's,
-    compared as the model takes them, not as typed (``--thinking adaptive`` over DeepSeek's default,
-    which is on, changes nothing), with what the change costs on this wire: the earliest level's of
-    what changed (``--thinking off`` over a DeepSeek effort drops the effort, keyed with the tools)."""
-    parts = (stored.thinking, stored.thinking_display, stored.effort)
-    before = parse_thinking(*parts, binding=stored.thinking_binding or "strict")
+def sent_thinking(context: Context) -> Thinking | None:
+    """The thinking settings the session's newest answered request was sent with, which the next
+    request's cache is compared with (a run that stopped before its first call sent nothing); None
+    where none was answered (no cache to miss) or its settings are unknown here."""
+    last = context.state.last_done
+    if last is None:
+        return None
+    opened = last[0]
+    key = opened.fingerprint.get("thinking")
+    if not isinstance(key, str):
+        return parse_thinking(None)  # sent with the model's default: the fingerprint names none
+    try:
+        unnamed = Unnamed.of((e.seq, v) for e in context.entries for v in read(e))
+        return thinking_of_key(key, unnamed.at(opened.seq))
+    except TinyAgentError:
+        return None
+
+
+def thinking_change(before: Thinking, profile: ProviderProfile) -> str | None:
+    """The resume's warning when the reasoning settings the requests send differ from ``before`` (what
+    the session's newest answered request was sent with: ``sent_thinking``), compared as the model
+    takes them, not as typed (``--thinking adaptive`` over DeepSeek's default, which is on, changes
+    nothing), with what the change costs on this wire: the earliest level's of what changed
+    (``--thinking off`` over a DeepSeek effort drops the effort, keyed with the tools)."""
     now, caps = profile.thinking, profile.thinking_caps
     was, sent = sent_switches(before, caps), sent_switches(now, caps)
     if was == sent:

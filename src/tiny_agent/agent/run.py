@@ -127,7 +127,7 @@ class _Assembly:
         self.session: Session | None = None
         self.resumed = False
         self.stored = RunSettings()
-        """The resumed session's settings, which the run's are compared with."""
+        """The resumed session's settings, under the run's."""
         self.opened: list[bool] = []
 
     def build(self) -> Run:
@@ -139,8 +139,9 @@ class _Assembly:
         engine = parts.context_config(dict(spec.config), self.session)
         min_cacheable_tokens(settings.model or "", "anthropic")  # TINY_AGENT_CACHE_MIN_TOKENS, before a server starts
         provider = parts.provider_of(settings, dict(spec.provider_options), spec.env)  # a missing key: found here
-        if self.resumed:
-            self.notes.extend(filter(None, [parts.thinking_change(self.stored, provider.profile)]))
+        sent = parts.sent_thinking(self.session.context) if self.session is not None else None
+        if sent is not None:
+            self.notes.extend(filter(None, [parts.thinking_change(sent, provider.profile)]))
         toolset = self.tools(workspace, provider, settings)
         settings = parts.remembered_settings(settings, provider.profile)
         context = self.context(toolset, text, engine, settings)
@@ -229,7 +230,9 @@ class _Assembly:
             context = session.context
             toolset.record(context, resumed=self.resumed)
             context.configure(**({"system": text} if text else {}), **(engine.settings() if engine else {}))
-            context.record_run(**settings.given())
+            # What ``--thinking off`` left out of the session's settings stays out of the next resume's.
+            dropped = {k: None for k in self.spec.settings.thinking_reset() if k in self.stored.given()}
+            context.record_run(**settings.given(), **dropped)
         elif store is not None:
             system, given = text or DEFAULT_SYSTEM, settings.given()
             assert settings.workspace is not None

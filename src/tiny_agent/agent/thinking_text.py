@@ -7,6 +7,9 @@ __all__ = ["folded"]
 
 
 def folded(text: str, width: int = 100) -> str:
-    """``text`` on one line, cut at ``width`` characters, with its full length."""
+    """``text`` on one line of at most ``width`` characters: cut, with its full length, where longer."""
     line = " ".join(text.split())
-    return line if len(line) <= width else f"{line[: width - 1]}… ({len(text):,} chars)"
+    if len(line) <= width:
+        return line
+    length = f"… ({len(text):,} chars)"
+    return f"{line[: max(1, width - len(length))]}{length}"

@@ -23,6 +23,8 @@ from tiny_agent.types import TextDelta, ThinkingDelta
 
 __all__ = ["Printer", "safe_text", "streams"]
 
+THINKING_LABEL = "  thinking: "
+
 
 def streams(no_stream: bool | None, out: TextIO | None = None) -> bool:
     """Whether the answer is printed as it arrives: as ``--stream`` or ``--no-stream`` say; given
@@ -164,7 +166,7 @@ class Printer:
         if self.show_thinking:
             if not self._thinking_shown:
                 self._close_stream_line()
-                self.err.print("  thinking: ", style="dim", end="", markup=False, highlight=False)
+                self.err.print(THINKING_LABEL, style="dim", end="", markup=False, highlight=False)
             self.err.print(safe_text(redact(text)), style="dim", end="", markup=False, highlight=False)
             self._thinking_shown = self._open_thinking = True
 
@@ -172,9 +174,11 @@ class Printer:
         """The thinking so far on its own line, unless it is on the screen already."""
         self._close_thinking_line()
         if self._thinking and not self._thinking_shown and not self.quiet:
-            shown = self._thinking if self.show_thinking else folded(self._thinking)
+            # One line of the terminal (80 columns where stderr is not one), the label included.
+            width = max(24, self.err.width - len(THINKING_LABEL))
+            shown = self._thinking if self.show_thinking else folded(self._thinking, width)
             self._close_stream_line()
-            self.err.print(f"  thinking: {safe_text(redact(shown))}", style="dim", markup=False, highlight=False)
+            self.err.print(f"{THINKING_LABEL}{safe_text(redact(shown))}", style="dim", markup=False, highlight=False)
             self._thinking_shown = True
 
     def _close_thinking_line(self) -> None:

@@ -134,7 +134,8 @@ class Conversation:
             self.append([ConfigChange(changed)])
 
     def record_run(self, **settings: Any) -> None:
-        """Record the settings of whoever runs the session (provider, model, workspace...) that changed."""
+        """Record the settings of whoever runs the session (provider, model, workspace...) that changed;
+        a setting given as None is left out from here on."""
         changed = _changed(self._state.run_settings, settings)
         if changed:
             self.append([RunChange(changed)])

@@ -163,6 +163,8 @@ class State:
                 self.settings.update(settings)
             case RunChange(settings=settings):
                 self.run_settings.update(settings)
+                for name in [k for k, v in settings.items() if v is None]:  # a setting left out from here on
+                    del self.run_settings[name]
             case RunStop():
                 self.stops.append(value)
             case Note():

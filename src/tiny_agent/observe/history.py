@@ -134,7 +134,8 @@ class _Reader:
         yield from self._servers(seq, settings.get(MCP_SETTING))
         shown = {k: v for k, v in settings.items() if k not in ("tools", "system", MCP_SETTING)}
         if shown:
-            yield f"#{seq} [settings: {', '.join(f'{k}={v}' for k, v in shown.items())}]"
+            said = (f"{k}={v}" if v is not None else f"{k} left out" for k, v in shown.items())
+            yield f"#{seq} [settings: {', '.join(said)}]"
         if "system" in settings:
             yield f"#{seq} [system prompt set: {len(str(settings['system']))} characters]"
 

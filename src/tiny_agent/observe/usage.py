@@ -51,6 +51,9 @@ class UsageRow:
     reasoning_tokens: int = 0
     """Of ``output_tokens``: thinking, where the calls reported it."""
     cache_create_tokens: int = 0
+    """Of the calls that reported their cache writes (llama.cpp, DeepSeek and Kimi report none)."""
+    writes_unreported: int = 0
+    """Calls that did not report their cache writes: the column shows ``?``, never a sum of those that did."""
     cache_read_tokens: int = 0
     cost_usd: float = 0.0
     calls: int = 0
@@ -71,6 +74,12 @@ class UsageRow:
         self.cache_create_tokens += int(sums[8])
         self.cost_usd += float(sums[9])
         self.reasoning_tokens += int(sums[10] or 0) if len(sums) > 10 else 0
+        self.writes_unreported += int(sums[4]) - int(sums[11]) if len(sums) > 11 else 0
+
+    @property
+    def cache_create(self) -> int | None:
+        """The cache writes, None where a call did not report its own."""
+        return None if self.writes_unreported else self.cache_create_tokens
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -79,7 +88,7 @@ class UsageRow:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "reasoning_tokens": self.reasoning_tokens,
-            "cache_creation_tokens": self.cache_create_tokens,
+            "cache_creation_tokens": self.cache_create,
             "cache_read_tokens": self.cache_read_tokens,
             "total_tokens": self.total_tokens,
             "cost_usd": round(self.cost_usd, 10),
@@ -220,13 +229,13 @@ def usage_lines(table: UsageTable, fmt: Literal["text", "csv", "json"] = "text")
 def _cells(row: UsageRow, key: str, *, plain: bool = False, named: bool = True) -> tuple[str, ...]:
     """``named``: the models column filled (a breakdown row's key already is its model)."""
     numbers = (
-        row.input_tokens, row.output_tokens, row.reasoning_tokens, row.cache_create_tokens, row.cache_read_tokens,
+        row.input_tokens, row.output_tokens, row.reasoning_tokens, row.cache_create, row.cache_read_tokens,
         row.total_tokens,
     )  # fmt: skip
     models = (" " if plain else ", ").join(sorted(row.models)) if named else ""
     if plain:
-        return (key, models, *(str(n) for n in numbers), f"{row.cost_usd:.4f}")
-    return (key, models, *(f"{n:,}" for n in numbers), f"${row.cost_usd:,.2f}")
+        return (key, models, *("" if n is None else str(n) for n in numbers), f"{row.cost_usd:.4f}")
+    return (key, models, *("?" if n is None else f"{n:,}" for n in numbers), f"${row.cost_usd:,.2f}")
 
 
 def _join(cells: Sequence[str], widths: Sequence[int]) -> str:

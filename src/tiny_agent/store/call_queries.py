@@ -184,7 +184,7 @@ def call_rows(db: Db, query: CallQuery) -> list[CallRow]:
 def usage_sums(db: Db, d: Dialect, query: CallQuery, *, by_session: bool = False) -> list[tuple[Any, ...]]:
     """The answered calls summed per 15-minute bucket and model (and session): (bucket, first call's
     time, model, session or None, calls, uncached input, output, cache read, cache write, dollars,
-    reasoning (of output)).
+    reasoning (of output), calls that reported their cache writes).
     A month of calls is a few thousand rows, whatever the number of calls."""
     where, args = _where(query)
     where = f"{where} AND status = 'done'" if where else " WHERE status = 'done'"
@@ -197,7 +197,7 @@ def usage_sums(db: Db, d: Dialect, query: CallQuery, *, by_session: bool = False
             bucket, "min(at)", "coalesce(response_model, model)", session, "count(*)",
             d.total(f"CASE WHEN {uncached} > 0 THEN {uncached} ELSE 0 END"), d.total("output_tokens"),
             d.total("cache_read_tokens"), d.total("cache_write_tokens"), d.total("cost_usd"),
-            d.total("reasoning_tokens"),
+            d.total("reasoning_tokens"), "count(cache_write_tokens)",
         ]
     )  # fmt: skip
     group = f"1, 3{', 4' if by_session else ''}"

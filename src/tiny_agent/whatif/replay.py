@@ -56,7 +56,7 @@ from tiny_agent.types import Entry
 from tiny_agent.whatif.bodies import Sent, replay_bodies, sent_bodies
 from tiny_agent.whatif.figures import SETTINGS, CallFigures, Figures, Policy, Replay, flag_value
 from tiny_agent.whatif.provider import Recorded, ReplayProvider
-from tiny_agent.whatif.thinking import call_thinking, recorded_thinking, thinking_on
+from tiny_agent.whatif.thinking import call_thinking, check_thinks, recorded_thinking, thinking_on
 
 __all__ = ["CallFigures", "Figures", "Policy", "Recording", "Replay", "replay", "sweep"]
 
@@ -111,6 +111,7 @@ def replay(entries: Sequence[Entry] | Recording, policy: Policy | None = None) -
         own = dataclasses.replace(own, provider=policy.provider)
     own_profile = _profile(own, own, recording)
     profile = _profile(policy, own, recording)
+    check_thinks(profile, sum(c.reasoning_tokens or 0 for c in recording.figures.per_call))
     if recording.baseline is None or recording.baseline_profile != own_profile:
         recording.baseline_profile = own_profile
         # The recorded policy first: its requests are the recorded ones, which calibrates the

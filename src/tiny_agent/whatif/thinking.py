@@ -21,7 +21,7 @@ from tiny_agent.providers.thinking import OFF, Thinking, parse_thinking, thinkin
 from tiny_agent.providers.thinking_check import checked
 from tiny_agent.types import Entry
 
-__all__ = ["call_thinking", "recorded_thinking", "thinking_on"]
+__all__ = ["call_thinking", "check_thinks", "recorded_thinking", "thinking_on"]
 
 _RUN_KEYS = ("thinking", "thinking_display", "effort")
 """The run settings (``agent.settings.RunSettings``) a run builds its thinking from."""
@@ -49,6 +49,17 @@ def recorded_thinking(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], unnam
     except ConfigError:
         pass  # settings this version does not know: the model's default
     return OFF
+
+
+def check_thinks(profile: ProviderProfile, thought: int) -> None:
+    """ConfigError where a session that spent ``thought`` thinking tokens is replayed on a model that
+    does not think: the replay would price thinking the model cannot make (a live run refuses it)."""
+    caps = profile.thinking_caps
+    if thought and not (caps.thinks or caps.effort_only):
+        raise ConfigError(
+            f"{profile.model} does not think, and the session's calls did ({thought:,} thinking tokens): "
+            "a replay on it would price thinking it cannot make; replay on a model that thinks"
+        )
 
 
 def thinking_on(profile: ProviderProfile, thinking: Thinking) -> ProviderProfile:

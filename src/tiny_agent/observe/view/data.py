@@ -9,7 +9,7 @@ function of the log, the policy and the profile), checked against the fingerprin
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,6 +106,7 @@ class SessionView:
         """The session and every call's figures, with the compactions and clearings as marks."""
         calls = [_figures(call, self._previous_call(call)) for call in self.calls]
         known = [c["cost_usd"] for c in calls if c["cost_usd"] is not None]
+        answered = [c for c in calls if c["status"] == "done"]
         return {
             "session": {"id": self.info.id, "title": self.info.title, "workspace": self.info.workspace},
             "calls": calls,
@@ -114,7 +115,7 @@ class SessionView:
                 "calls": len(calls),
                 "cost_usd": sum(known) if known else None,
                 "unpriced": len(calls) - len(known),
-                **{k: sum(c[k] or 0 for c in calls) for k in _TOKEN_KEYS},
+                **{k: _total(c[k] for c in answered) for k in _TOTAL_KEYS},
             },
         }
 
@@ -248,7 +249,15 @@ class SessionView:
         return what_if_rows(self._recording, policies)
 
 
-_TOKEN_KEYS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "uncached_tokens", "output_tokens")
+_TOTAL_KEYS = (
+    "input_tokens", "cache_read_tokens", "cache_write_tokens", "uncached_tokens", "output_tokens", "reasoning_tokens"
+)  # fmt: skip
+
+
+def _total(values: Iterable[int | None]) -> int | None:
+    """The sum over the answered calls, None (shown ``?``) where one of them did not report its figure."""
+    known = list(values)
+    return None if any(v is None for v in known) else sum(v for v in known if v is not None)
 
 
 def _expired(previous: _Call, call: _Call, body: Mapping[str, Any], wire: Wire, rules: CacheRules) -> Break | None:

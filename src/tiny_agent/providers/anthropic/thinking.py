@@ -23,6 +23,7 @@ __all__ = [
     "thinking_fields",
     "thinking_on",
     "thinking_problems",
+    "without_loop_thinking",
 ]
 
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
@@ -124,3 +125,18 @@ def _final_assistant(messages: Sequence[Any]) -> tuple[int, str] | None:
     # A server compaction block opens the content; the thinking rule holds for what follows it.
     first = next((b for b in blocks if not (isinstance(b, Mapping) and b.get("type") == "compaction")), None)
     return len(messages) - 2, str(first.get("type")) if isinstance(first, Mapping) else "?"
+
+
+def without_loop_thinking(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with the thinking of the final assistant message of a tool loop left out, for a
+    request that does not think: the API refuses that message's thinking then
+    (``thinking-disabled-final``), so a loop begun with thinking on can go on with it off. The log
+    keeps the blocks; a later request that thinks again sends them back."""
+    loop = _final_assistant(messages)
+    if loop is None:
+        return messages
+    index = loop[0]
+    content = [
+        b for b in messages[index]["content"] if not (isinstance(b, Mapping) and b.get("type") in THINKING_TYPES)
+    ]
+    return [*messages[:index], {**messages[index], "content": content}, *messages[index + 1 :]]

@@ -27,7 +27,8 @@
     const t = data.totals;
     $("summary").textContent = `${data.session.title || data.session.id} · ${t.calls} calls · in ${n(t.input_tokens)} ` +
       `(cache read ${n(t.cache_read_tokens)}, write ${n(t.cache_write_tokens)}, uncached ${n(t.uncached_tokens)}) · ` +
-      `out ${n(t.output_tokens)} · ${usd(t.cost_usd)}`;
+      `out ${n(t.output_tokens)}` + (t.reasoning_tokens ? ` (reasoning ${n(t.reasoning_tokens)})` : "") +
+      ` · ${usd(t.cost_usd)}`;
     const most = Math.max(1, ...calls.map((c) => (c.input_tokens || 0) + (c.output_tokens || 0)));
     const marks = {};
     for (const m of data.marks) (marks[m.before] = marks[m.before] || []).push(m);
