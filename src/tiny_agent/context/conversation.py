@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from tiny_agent.context.config import EMPTY_REPLY, NOT_RUN, ContextConfig
@@ -32,6 +33,7 @@ from tiny_agent.context.state import State
 from tiny_agent.context.tokens import TokenLedger
 from tiny_agent.context.window import spec_dict, spec_of, system_blocks
 from tiny_agent.errors import ConfigError
+from tiny_agent.redaction import redact_secrets
 from tiny_agent.types import Entry, Message, ModelResponse, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
 __all__ = ["Conversation"]
@@ -60,7 +62,7 @@ class Conversation:
 
     def append(self, values: Sequence[TypedEntry]) -> list[Entry]:
         """Append typed entries (committed first when the log is stored) and fold them into the state."""
-        written = self._log.append([encode(v) for v in values])
+        written = self._log.append([encode(_keys_hidden(v)) for v in values])
         tools = self._state.settings.get("tools")
         for entry in written:
             # Folded from what was written, as a resume will read it (the seconds of a call rounded...).
@@ -221,3 +223,16 @@ class Conversation:
 def _changed(current: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
     missing = object()
     return {k: v for k, v in given.items() if current.get(k, missing) != v}
+
+
+def _keys_hidden(value: TypedEntry) -> TypedEntry:
+    """A user's input or a tool's result with the registered secrets (API keys, values given to MCP
+    servers) hidden, as the store keeps them: the window never holds what the store does not, so a
+    resume renders the prefix the last request sent, and the model never reads a key."""
+    match value:
+        case UserInput(content=content):
+            hidden = tuple(replace(b, text=redact_secrets(b.text)) if isinstance(b, TextBlock) else b for b in content)
+            return value if hidden == content else UserInput(hidden)
+        case ToolResult(block=block) if redact_secrets(block.content) != block.content:
+            return ToolResult(replace(block, content=redact_secrets(block.content)))
+    return value

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tiny_agent.errors import UnreadableEntry
-from tiny_agent.redaction import redact
+from tiny_agent.redaction import redact, redact_secrets
 from tiny_agent.store.base import UNREADABLE, SessionInfo
 from tiny_agent.text import scrub
 
@@ -32,10 +32,33 @@ def writer_of(mark: str | None) -> str | None:
     return ":".join(mark.split(":")[:2]) if mark else None
 
 
-def encode_body(body: Mapping[str, Any]) -> str:
-    """The stored text of a body. Keys never reach the disk, even one a tool read or a server echoed.
-    A lone surrogate (a byte that was not UTF-8, let through somewhere) is stored as U+FFFD."""
-    return redact(scrub(json.dumps(body, ensure_ascii=False, separators=(",", ":"))))
+def encode_body(body: Mapping[str, Any], kind: str = "") -> str:
+    """The stored text of a body. Keys (the registered secrets: API keys, values given to MCP servers)
+    never reach the disk; in a failed call's entry, neither do credentials of a known shape a server
+    echoed. Everything else is stored as the window holds it, so a resume renders the prefix the last
+    request sent: a credential of a known shape in a file the model read stays (the model may write
+    it back), and a model's reasoning blocks are never touched, since they go back to the API byte
+    for byte (the window never holds a key: ``Conversation.add`` hides them from what the model
+    reads). A lone surrogate (a byte that was not UTF-8, let through somewhere) is stored as U+FFFD."""
+    if kind == "call_failed":
+        return redact(scrub(json.dumps(body, ensure_ascii=False, separators=(",", ":"))))
+    return scrub(json.dumps(_keys_hidden(body), ensure_ascii=False, separators=(",", ":")))
+
+
+_REASONING = frozenset({"thinking", "redacted_thinking", "reasoning"})
+"""The stored types of the blocks that hold a model's reasoning (``types.REASONING_BLOCKS``)."""
+
+
+def _keys_hidden(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, Mapping):
+        if value.get("type") in _REASONING:
+            return value
+        return {redact_secrets(k) if isinstance(k, str) else k: _keys_hidden(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_keys_hidden(v) for v in value]
+    return value
 
 
 def decode_body(text: str, *, seq: int, kind: str, lenient: bool, store: str, session_id: str) -> dict[str, Any]:

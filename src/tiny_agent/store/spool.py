@@ -68,7 +68,7 @@ def _append(path: Path, entries: Sequence[Entry]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     lines = "".join(
         json.dumps({"seq": e.seq, "id": e.id, "kind": e.kind, "at": e.at}, ensure_ascii=False)[:-1]
-        + f',"body":{encode_body(e.body)}}}\n'
+        + f',"body":{encode_body(e.body, e.kind)}}}\n'
         for e in entries
     )
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

@@ -196,7 +196,7 @@ class SqlStore(CallIndexReads):
         for entry in written:
             db.execute(
                 "INSERT INTO entries (session_id, seq, id, kind, body, at) VALUES (?, ?, ?, ?, ?, ?)",
-                (info.id, entry.seq, entry.id, entry.kind, encode_body(entry.body), entry.at),
+                (info.id, entry.seq, entry.id, entry.kind, encode_body(entry.body, entry.kind), entry.at),
             )
             index.add(entry.kind, entry.body, entry.seq, entry.at)
             title = title or title_of(entry.kind, entry.body)

@@ -82,6 +82,8 @@ class ThinkingRules:
     """Words of each reply's thinking."""
     redact_every: int = 0
     """Every n-th reply's thinking comes back as ``redacted_thinking`` (0: never)."""
+    extra: str = ""
+    """Text at the end of every reply's thinking (a credential a model thought about, say)."""
     key: bytes = b"tiny-agent-thinking-server"
     rejected: list[str] = field(default_factory=list)
     """The message of every 400 the rules answered, in order."""
@@ -149,7 +151,7 @@ class ThinkingRules:
         """The thinking block of this reply, signed to the request it answers, and its tokens; ``opened``:
         the body ends with the reply's own opening (a server compaction block), which the thinking follows."""
         self.replies += 1
-        text = _thought(self.replies, self.words)
+        text = _thought(self.replies, self.words) + self.extra
         tokens = block_tokens({"type": "thinking", "thinking": text})
         messages = list(body.get("messages") or [])
         end = (len(messages) - 1, len(messages[-1]["content"])) if opened else (len(messages), 0)
@@ -223,7 +225,7 @@ class ThinkingRules:
         if config.get("type") == "disabled":
             return "", 0
         self.replies += 1
-        text = _thought(self.replies, self.words)
+        text = _thought(self.replies, self.words) + self.extra
         return text, block_tokens({"type": "text", "text": text})
 
 
