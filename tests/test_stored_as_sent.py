@@ -36,7 +36,8 @@ def test_a_resume_sends_the_prefix_the_last_request_sent(tmp_path: Path, model: 
     tasks = [reads(ws, 0, 3), reads(ws, 3, 2)]
     with BillingFake(tasks, thinking=rules) as fake, SQLiteStore(tmp_path / "s.db") as store:
         base = {"provider": "anthropic", "model": model, "base_url": fake.url("r", "anthropic"), "thinking": "2048"}
-        with Run.open(store, settings=RunSettings.of({**base, "workspace": str(ws), "code_tools": False}), env=ENV) as run:
+        first_run = RunSettings.of({**base, "workspace": str(ws), "code_tools": False})
+        with Run.open(store, settings=first_run, env=ENV) as run:
             assert run.agent.run("Please read the first files").stop == "done"
             assert run.session is not None
             sid = run.session.id
