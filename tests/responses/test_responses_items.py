@@ -92,6 +92,10 @@ def test_rendering_keeps_phase_reasoning_and_pairs_and_drops_another_models_reas
     ]
     assert provider.dropped == {"o3": 1}  # type: ignore[attr-defined]
     assert rendered["store"] is False and rendered["include"] == ["reasoning.encrypted_content"]
+    assert provider.render(Prompt(("sys",), (), messages)) == rendered
+    assert provider.dropped == {"o3": 1}, "a render again counts the same items, not twice"  # type: ignore[attr-defined]
+    provider.render(Prompt(("sys",), (), messages[3:]))
+    assert provider.dropped == {}, "the count is the newest render's"  # type: ignore[attr-defined]
 
 
 def test_a_reply_decodes_items_usage_and_the_servers_reason() -> None:

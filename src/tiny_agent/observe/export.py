@@ -9,6 +9,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from tiny_agent.context.engine import Context
@@ -19,6 +20,7 @@ from tiny_agent.context.replayed import Unnamed
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.adapters import wire_adapter
 from tiny_agent.providers.base import Provider
+from tiny_agent.providers.responses.items import cannot_read
 from tiny_agent.providers.thinking import OFF, thinking_key
 from tiny_agent.providers.wire import wire_of
 from tiny_agent.store.base import SessionInfo
@@ -45,8 +47,9 @@ def export_lines(
     session's own wire it is the request tiny-agent would send; on another, what that wire has no
     place for is left out, and the body may be refused where the model needs it back (a DeepSeek tool
     loop exported as ``anthropic`` loses its reasoning_content). ``on_note`` hears what the body leaves
-    out: thinking settings the model does not take on that wire, and reasoning it has no place for
-    (another wire's)."""
+    out: thinking settings the model does not take on that wire, reasoning it has no place for
+    (another wire's), and, apart, encrypted reasoning items it has a place for but the model cannot
+    read (another model's, after a switch), in the words a run uses."""
     if fmt == JSONL:
         header = {"format": EXPORT_FORMAT, "version": 1, "schema": SCHEMA_VERSION, "session": info.to_dict()}
         yield json.dumps(header, ensure_ascii=False)
@@ -59,7 +62,10 @@ def export_lines(
     messages = _up_to_last_user(context.window())
     adapter = _adapter(fmt, model, entries, context.run_settings, note)
     body = adapter.render(Prompt(context.system_blocks(), context.tools, messages))
-    if left := left_out(adapter, messages):
+    left, unread = left_out(adapter, messages)
+    if unread:
+        note(f"the body leaves out {cannot_read(adapter.profile.model, unread)}")
+    if left:
         owner = _recorded_provider(entries) or model
         note(f"the body leaves out {left} ({owner}'s own; the {fmt} format takes none)")
     profile = adapter.profile
@@ -94,21 +100,37 @@ def _adapter(
     return plain
 
 
-def left_out(adapter: Provider, messages: Sequence[Message]) -> str:
+def left_out(adapter: Provider, messages: Sequence[Message]) -> tuple[str, Counter[str]]:
     """The reasoning blocks of ``messages`` that ``adapter`` renders nothing of, counted by kind
-    (``3 reasoning_content texts``); "" when it renders them all. A block is left out when its
+    (``3 reasoning_content texts``; "" when it renders them all), and apart from them, by the model
+    that wrote them, those it would render were they its model's own (encrypted items another model
+    wrote: the format has their place, the model cannot read them). A block is left out when its
     message renders the same without it: no wire's rules need naming here."""
     counts: Counter[str] = Counter()
+    unread: Counter[str] = Counter()
+    model = adapter.profile.model
     names: dict[str, str] = {}
     for message in messages:
         for block in message.content:
             if not isinstance(block, REASONING_BLOCKS):
                 continue
-            without = Message(message.role, tuple(b for b in message.content if b is not block))
-            if adapter.wire_messages(message, dict(names)) == adapter.wire_messages(without, dict(names)):
-                counts[_kind(block)] += 1
+            without = adapter.wire_messages(_with(message, block, None), dict(names))
+            if adapter.wire_messages(message, dict(names)) != without:
+                continue
+            if isinstance(block, ReasoningBlock) and block.model not in ("", model):
+                own = adapter.wire_messages(_with(message, block, replace(block, model=model)), dict(names))
+                if own != without:
+                    unread[block.model] += 1
+                    continue
+            counts[_kind(block)] += 1
         adapter.wire_messages(message, names)
-    return ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in counts.items())
+    return ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in counts.items()), unread
+
+
+def _with(message: Message, block: Block, instead: Block | None) -> Message:
+    """``message`` with ``block`` replaced by ``instead`` (None: left out)."""
+    content = (instead if b is block else b for b in message.content)
+    return Message(message.role, tuple(b for b in content if b is not None))
 
 
 def _kind(block: Block) -> str:

@@ -11,9 +11,11 @@ The neutral model on this wire (``items``): an assistant's text is a ``message``
 kept), a tool call a ``function_call`` item (``call_id`` = the ``ToolUseBlock``'s id), a result a
 ``function_call_output``; a ``ReasoningBlock`` holding a reasoning or compaction item is sent as it
 came, but only to the model that wrote it (encrypted content cannot be read by another: after a model
-switch those items are dropped, said once). Caching (``cache``): the session's ``prompt_cache_key``,
-and on GPT-5.6+ explicit breakpoints on input blocks, ``prompt_cache_options`` and, from the second
-call on, the previous answer's id as ``comparison_response_id`` so the server says why it missed.
+switch those items are left out, and the first request says so in one line that counts each item
+once, as the count is a value of the prompt: ``items.unreadable``). Caching (``cache``): the
+session's ``prompt_cache_key``, and on GPT-5.6+ explicit breakpoints on input blocks,
+``prompt_cache_options`` and, from the second call on, the previous answer's id as
+``comparison_response_id`` so the server says why it missed.
 """
 
 from __future__ import annotations
@@ -92,7 +94,8 @@ class ResponsesProvider:
             raise ConfigError(f"{name}: no API key: pass api_key or set {key_env or 'OPENAI_API_KEY'}") from exc
         self.url = display_url(str(self._client.base_url).rstrip("/") + "/responses")
         self.dropped: dict[str, int] = {}
-        """Reasoning items left out because another model wrote them, by that model."""
+        """Reasoning items the newest render left out because another model wrote them, by that model:
+        set (never added to) by each ``assemble``, so rendering a prompt again changes nothing."""
         self._told = False
 
     @property
@@ -101,14 +104,16 @@ class ResponsesProvider:
 
     def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
         explicit = self._profile.cache.mode == "explicit"
-        return items.render_message(message, self.model, self.dropped, parts=explicit)
+        return items.render_message(message, self.model, parts=explicit)
 
     def assemble(self, prompt: Prompt, messages: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
         """The ``responses.create`` body for ``prompt`` (non-streaming); breakpoints on copies."""
         rules = self._profile.cache
         system = "\n\n".join(text for text in prompt.system if text)
         head = [items.system_item(system)] if system else []
-        groups = items.since_compaction([list(g) for g in messages])
+        rendered = [list(g) for g in messages]
+        groups = items.since_compaction(rendered)
+        self.dropped = items.unreadable(prompt.messages[items.compaction_at(rendered) :], self.model)
         body: dict[str, Any] = {"model": self.model, "max_output_tokens": prompt.max_tokens or self.max_tokens}
         if self.stateful and prompt.previous_response_id:
             body["previous_response_id"] = prompt.previous_response_id
@@ -179,8 +184,7 @@ class ResponsesProvider:
         """One line, the first time: which reasoning this model could not read and was not sent."""
         if self.dropped and not self._told and on_event is not None:
             self._told = True
-            said = ", ".join(f"{n} of {model}" for model, n in sorted(self.dropped.items()))
-            on_event(ProviderNote(f"left out encrypted reasoning items {self.model} cannot read: {said}"))
+            on_event(ProviderNote(f"left out {items.cannot_read(self.model, self.dropped)}"))
 
     def count_tokens(self, prompt: Prompt) -> int | None:
         return None  # the engine estimates; the Responses API has no free count

@@ -7,9 +7,10 @@
   ``function_call`` item (no ``id``: under ``store: false`` an id names nothing, and a ``msg_`` id
   there is the "Expected an ID that begins with 'fc'" 400); a ``ReasoningBlock``
   holding an item is that item as received (``summary`` added when missing: the API requires it).
-- Encrypted items go only to the model that wrote them; another model's are left out and counted in
-  ``dropped``. A reasoning item with nothing after it in its message (a reply cut at its limit) is
-  left out too: the API refuses a reasoning item without its following item.
+- Encrypted items go only to the model that wrote them; another model's are left out
+  (``unreadable`` counts them, from the messages alone: rendering has no side effect, so a window
+  rendered twice is not counted twice). A reasoning item with nothing after it in its message (a
+  reply cut at its limit) is left out too: the API refuses a reasoning item without its following item.
 """
 
 from __future__ import annotations
@@ -29,7 +30,16 @@ from tiny_agent.types import (
     ToolUseBlock,
 )
 
-__all__ = ["after_last_answer", "render_message", "since_compaction", "system_item", "tool"]
+__all__ = [
+    "after_last_answer",
+    "cannot_read",
+    "compaction_at",
+    "render_message",
+    "since_compaction",
+    "system_item",
+    "tool",
+    "unreadable",
+]
 
 
 def system_item(text: str) -> dict[str, Any]:
@@ -46,9 +56,9 @@ def tool(spec: ToolSpec) -> dict[str, Any]:
     }
 
 
-def render_message(message: Message, model: str, dropped: dict[str, int], *, parts: bool) -> list[dict[str, Any]]:
+def render_message(message: Message, model: str, *, parts: bool) -> list[dict[str, Any]]:
     """``message`` as input items for ``model``; ``parts``: tool output as a list of ``input_text``
-    blocks (the form a breakpoint can be put on; GPT-5.6+) rather than a string."""
+    blocks (the form a breakpoint can be put on; GPT-5.6+) rather than a string. Pure."""
     if message.role == "user":
         return _user(message, parts=parts)
     out: list[dict[str, Any]] = []
@@ -56,8 +66,7 @@ def render_message(message: Message, model: str, dropped: dict[str, int], *, par
     for block in message.content:
         match block:
             case ReasoningBlock(item=item, model=writer) if item is not None:
-                if writer and writer != model:
-                    dropped[writer] = dropped.get(writer, 0) + 1
+                if not _readable(writer, model):
                     continue
                 pending.append({"summary": [], **dict(item)} if item.get("type") == "reasoning" else dict(item))
             case TextBlock(text=text, phase=phase):
@@ -76,6 +85,29 @@ def render_message(message: Message, model: str, dropped: dict[str, int], *, par
                 assert_never(block)
     out.extend(p for p in pending if p.get("type") == "compaction")  # a compaction item stands alone
     return out
+
+
+def _readable(writer: str, model: str) -> bool:
+    """Whether ``model`` can read encrypted content ``writer`` wrote (unnamed: as old logs have it)."""
+    return not writer or writer == model
+
+
+def unreadable(messages: Sequence[Message], model: str) -> dict[str, int]:
+    """The encrypted items of ``messages`` that ``render_message`` leaves out for ``model`` because
+    another model wrote them, counted by that model: each item once, however often it is rendered."""
+    counts: dict[str, int] = {}
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, ReasoningBlock) and block.item is not None and not _readable(block.model, model):
+                counts[block.model] = counts.get(block.model, 0) + 1
+    return counts
+
+
+def cannot_read(model: str, counts: Mapping[str, int]) -> str:
+    """``unreadable``'s counts in words, the same for a run and an export:
+    ``encrypted reasoning items gpt-5.5 cannot read: 3 of gpt-5.6``."""
+    said = ", ".join(f"{n} of {writer}" for writer, n in sorted(counts.items()))
+    return f"encrypted reasoning items {model} cannot read: {said}"
 
 
 def _user(message: Message, *, parts: bool) -> list[dict[str, Any]]:
@@ -114,8 +146,14 @@ def since_compaction(groups: list[list[dict[str, Any]]]) -> list[list[dict[str, 
     """The groups from the newest server compaction item on: the item stands for everything before
     it ("you can drop items that came before the most recent compaction item"); earlier groups are
     left empty, so positions still match the messages."""
+    g = compaction_at(groups)
+    cuts = [i for i, item in enumerate(groups[g]) if item.get("type") == "compaction"] if groups else []
+    return [[] for _ in groups[:g]] + [groups[g][cuts[-1] :]] + groups[g + 1 :] if cuts else groups
+
+
+def compaction_at(groups: Sequence[Sequence[Mapping[str, Any]]]) -> int:
+    """The position of the newest group holding a server compaction item; 0 when none does."""
     for g in range(len(groups) - 1, -1, -1):
-        at = next((i for i in range(len(groups[g]) - 1, -1, -1) if groups[g][i].get("type") == "compaction"), None)
-        if at is not None:
-            return [[] for _ in groups[:g]] + [groups[g][at:]] + groups[g + 1 :]
-    return groups
+        if any(item.get("type") == "compaction" for item in groups[g]):
+            return g
+    return 0
