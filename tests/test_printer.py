@@ -1,19 +1,28 @@
-"""What the terminal shows of an answer that streamed in: the answer once, whatever events follow it."""
+"""What the terminal shows of an answer that streamed in: the answer once, whatever events follow it;
+and of a library's warning: one line of ours."""
 
 from __future__ import annotations
 
 import io
+import os
+import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 
+import tiny_agent
 from tiny_agent.agent.loop import Agent, AgentConfig
 from tiny_agent.cli.printer import Printer
-from tiny_agent.testing import ScriptedProvider, tool_call
+from tiny_agent.testing import BillingFake, ScriptedProvider, Task, tool_call
+from tiny_agent.testing.thinking_server import ThinkingRules
 from tiny_agent.tools.toolbox import Toolbox
 from tiny_agent.tools.workspace import Workspace
 from tiny_agent.types import Block, Message, TextBlock, TextDelta, ThinkingBlock, ThinkingDelta
+
+SRC = Path(tiny_agent.__file__).resolve().parents[1]
+"""Where the tiny_agent under test is, for a command run as its own process."""
 
 
 def test_a_streamed_answer_is_printed_once_after_its_turn_line(tmp_path: Path) -> None:
@@ -147,3 +156,42 @@ def test_thinking_of_a_turn_cut_off_does_not_open_the_next_one() -> None:
     finally:
         printer.close()
     assert out.getvalue() == "Hello."
+
+
+def test_a_library_warning_is_one_line_of_ours_once_per_message(capsys: pytest.CaptureFixture[str]) -> None:
+    """A warning from a library under the CLI (an SDK's deprecation notice) stays visible, as one line
+    of ours: its first line only, no file, no source line, each message once."""
+    printer = Printer()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            for _ in range(3):
+                warnings.warn("Using this is deprecated.\nSee the docs.", UserWarning, stacklevel=1)
+            warnings.warn("another thing", DeprecationWarning, stacklevel=1)
+    finally:
+        printer.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["tiny-agent: warning: Using this is deprecated.", "tiny-agent: warning: another thing"]
+
+
+def test_the_sdks_warning_reaches_the_terminal_as_one_tidy_line(tmp_path: Path) -> None:
+    """The Anthropic SDK warns about manual thinking on claude-opus-4-6 from inside ``create()``: the
+    command shows it as one line of its own, once for the run's two calls, and no ``file:line:`` nor
+    source line of the SDK's."""
+    (tmp_path / "a.txt").write_text("alpha " * 50)
+    task = Task("read a", [[("read_file", {"path": "a.txt"})]], "Read.")
+    with BillingFake([task], thinking=ThinkingRules()) as fake:
+        argv = ["--provider", "anthropic", "--model", "claude-opus-4-6", "--base-url", fake.url("w", "anthropic")]
+        argv += ["--thinking", "2048", "--no-session", "--workspace", str(tmp_path), "please read a"]
+        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test", "PYTHONPATH": str(SRC), "PYTHONWARNINGS": "always"}
+        done = subprocess.run(
+            [sys.executable, "-m", "tiny_agent", *argv], capture_output=True, text=True, env=env, timeout=120
+        )
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "thinking.type=enabled" in line]
+    assert said == [
+        "tiny-agent: warning: Using Claude with claude-opus-4-6 and 'thinking.type=enabled' is deprecated. Use "
+        "'thinking.type=adaptive' instead which results in better model performance in our testing: "
+        "https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking"
+    ], done.stderr
+    assert "Warning:" not in done.stderr and ".py:" not in done.stderr, done.stderr

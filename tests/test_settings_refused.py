@@ -145,6 +145,9 @@ ONLY = "--server-compact-at works only with --provider anthropic or --provider o
 CLAUDE_OVER_OPENAI = ["--provider", "openai", "--model", "claude-sonnet-5", "--base-url", NOWHERE]
 SONNET_5 = ["--provider", "anthropic", "--model", "claude-sonnet-5", "--base-url", NOWHERE]
 HAIKU_3_5 = ["--provider", "anthropic", "--model", "claude-3-5-haiku", "--base-url", NOWHERE]
+DS_RESPONSES = ["--provider", "openai", "--api", "responses", "--base-url", NOWHERE]
+"""A model that thinks by default, served where tiny-agent sends it no reasoning settings: ``--thinking
+off`` would change what it does, so it is refused there like ``--thinking adaptive``."""
 ON = "needs thinking on: add --thinking adaptive or --thinking N"
 REFUSED = [
     ([*LOCAL, "--thinking", "2048"], "the local model does not think: leave out --thinking 2048"),
@@ -215,6 +218,19 @@ REFUSED = [
         f"{ONLY}: openai over Chat Completions",
     ),
     (["--provider", "anthropic", "--thinking", "off", "--thinking-display", "omitted"], "--thinking off shows no"),
+    (
+        [*DS_RESPONSES, "--model", "deepseek-v4-flash", "--thinking", "off"],
+        "deepseek-v4-flash takes --thinking off only on Chat Completions (--provider deepseek) and the Messages "
+        "wire: tiny-agent sends no reasoning settings over this API",
+    ),
+    (
+        [*DS_RESPONSES, "--model", "kimi-k2.6", "--thinking", "off"],
+        "kimi-k2.6 takes --thinking off only on Chat Completions (--provider moonshot): tiny-agent sends",
+    ),
+    (
+        ["--provider", "anthropic", "--model", "kimi-k2.6", "--thinking", "off"],
+        "kimi-k2.6 takes --thinking off only on Chat Completions (--provider moonshot): tiny-agent sends",
+    ),
 ]
 
 
@@ -238,6 +254,11 @@ def test_a_setting_the_model_does_not_take_is_refused_before_any_call(
         ({"provider": "moonshot", "effort": "high"}, "kimi-k2.6 does not take --effort"),
         ({"provider": "deepseek", "server_compact_at": 60000}, "--server-compact-at works only with"),
         ({"provider": "openai", "api": "responses", "model": "gpt-5.6", "effort": "max"}, "gpt-5.6 does not take"),
+        (
+            {"provider": "openai", "api": "responses", "model": "deepseek-v4-pro", "thinking": "off"},
+            "deepseek-v4-pro takes --thinking off only on Chat Completions",
+        ),
+        ({"provider": "anthropic", "model": "kimi-k2.6", "thinking": "off"}, "kimi-k2.6 takes --thinking off only"),
     ],
 )
 def test_the_library_refuses_the_same_settings_before_any_call(
@@ -246,6 +267,38 @@ def test_the_library_refuses_the_same_settings_before_any_call(
     spec = RunSettings(workspace=str(tmp_path), base_url=NOWHERE, **settings)
     with pytest.raises(ConfigError, match=message):
         Run.open(None, settings=spec)
+
+
+ANTHROPIC_SERVER = {"provider": "anthropic", "model": "claude-sonnet-4-6"}
+RESPONSES_SERVER = {"provider": "openai", "api": "responses", "model": "gpt-5"}
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "line"),
+    [
+        (ANTHROPIC_SERVER, "60000", "--server-compact-at expects a whole number of input tokens, not '60000'"),
+        (ANTHROPIC_SERVER, 150000.0, "--server-compact-at expects a whole number of input tokens, not 150000.0"),
+        (ANTHROPIC_SERVER, True, "--server-compact-at expects a whole number of input tokens, not True"),
+        (RESPONSES_SERVER, "1000", "--server-compact-at expects a whole number of input tokens, not '1000'"),
+        (RESPONSES_SERVER, 2.5, "--server-compact-at expects a whole number of input tokens, not 2.5"),
+        (RESPONSES_SERVER, True, "--server-compact-at expects a whole number of input tokens, not True"),
+        (RESPONSES_SERVER, 0, "--server-compact-at must be at least 1 input token, not 0"),
+    ],
+)
+def test_the_librarys_server_compact_at_of_a_wrong_type_is_one_line_before_any_call(
+    tmp_path: Path, keys: None, where: dict[str, str], value: object, line: str
+) -> None:
+    """The command line and the file take a whole number only: the library's ``RunSettings`` and
+    ``resolve_provider`` alike (a str was a bare TypeError, a float or a bool was sent as it was)."""
+    from tiny_agent.providers.registry import resolve_provider
+
+    spec = RunSettings(workspace=str(tmp_path), base_url=NOWHERE, server_compact_at=value, **where)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError) as raised:
+        Run.open(None, settings=spec)
+    assert str(raised.value) == line
+    options = {"api": where["api"]} if "api" in where else {}
+    with pytest.raises(ConfigError, match=r"^--server-compact-at"):
+        resolve_provider(where["provider"], model=where["model"], base_url=NOWHERE, compact_threshold=value, **options)
 
 
 def test_what_each_model_takes_still_runs_where_it_is_declared(tmp_path: Path, keys: None) -> None:
@@ -314,3 +367,19 @@ def test_the_configuration_page_gives_what_each_wire_takes_for_server_compaction
     assert "Responses API: any count" in (option.help or "") and f"Anthropic: at least {MIN_TRIGGER:,}" in (
         option.help or ""
     )
+
+
+def test_the_configuration_page_quotes_the_set_by_suffix_as_it_is_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], keys: None
+) -> None:
+    """The line names the file by its absolute path (a user file and a project's file can both be
+    named tiny-agent.toml): the page quotes it so, not as ``./tiny-agent.toml``."""
+    import re
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text()
+    quoted = re.search(r"`(\(set by thinking = 4096 in (/[^`()]*)/tiny-agent\.toml\))`", page)
+    assert quoted is not None, "the page quotes the suffix with the file's absolute path"
+    (tmp_path / "tiny-agent.toml").write_text("thinking = 4096\n")
+    argv = ["--provider", "deepseek", "--base-url", NOWHERE, "--no-session", "--workspace", str(tmp_path), "hi"]
+    assert main(argv) == 2
+    assert one_line(capsys).endswith(quoted[1].replace(quoted[2], str(tmp_path)))

@@ -5,6 +5,7 @@
 - ``events``: what a run reports as it goes (one line each in the CLI) and how it ended (``RunResult``).
 - ``keepalive``: the thread that pings the prompt cache while the run is idle (the user thinks, a tool runs).
 - ``resume``: the session a run goes on with (``--resume``, ``--continue``) and what the user should know of it.
+- ``origin``: where a refused setting was set (``(set by the session: --thinking off)``, a config file's key).
 - ``loop``: the agent loop (``Agent``): compact if needed, complete, run the tools, repeat until the model stops.
 - ``parts``: the parts of a run made from its settings: the provider, the workspace, the system prompt.
 - ``run``: ``Run.open``: a ``RunSpec`` built into a run, step by step (session, settings, tools, context, telemetry).

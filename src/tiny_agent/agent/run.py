@@ -23,6 +23,7 @@ from typing import Any
 from tiny_agent.agent import parts
 from tiny_agent.agent.keepalive import Keepalive
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, RunResult
+from tiny_agent.agent.origin import session_origin
 from tiny_agent.agent.resume import session_to_continue
 from tiny_agent.agent.settings import RunSettings
 from tiny_agent.agent.spec import RunSpec
@@ -84,8 +85,15 @@ class Run:
         else:
             spec = RunSpec.of(**({"store": spec} if spec is not None else {}), **fields)
         stack = contextlib.ExitStack()
+        assembly = _Assembly(spec, stack)
         try:
-            return _Assembly(spec, stack).build()
+            return assembly.build()
+        except ConfigError as exc:
+            stack.close()
+            named = session_origin(exc, assembly.stored, spec.settings)  # a refusal of the session's setting
+            if named is exc:
+                raise
+            raise named from None
         except BaseException:
             stack.close()
             raise

@@ -21,7 +21,7 @@ from click_default_group import DefaultGroup
 from tiny_agent.agent.loop import RunResult
 from tiny_agent.cli.config_file import with_file_settings
 from tiny_agent.cli.options import agent_options, given
-from tiny_agent.cli.printer import Printer, streams
+from tiny_agent.cli.printer import Printer, WarningLines, streams
 from tiny_agent.cli.runtime import Runtime, open_runtime
 from tiny_agent.cli.task_input import piped_task, stdin_is_terminal
 from tiny_agent.cli.typos import refuse_a_misspelt_command
@@ -239,7 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        result = app.main(args, prog_name="tiny-agent", standalone_mode=False)
+        with WarningLines(lambda line: print(line, file=sys.stderr)):  # a run's Printer puts its own
+            result = app.main(args, prog_name="tiny-agent", standalone_mode=False)
     except click.exceptions.Exit as done:
         return int(done.exit_code)
     except click.UsageError as exc:

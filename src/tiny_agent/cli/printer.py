@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import sys
+import warnings
+from collections.abc import Callable
 from typing import TextIO
 
 from rich.console import Console
@@ -21,7 +23,7 @@ from tiny_agent.observe.call_lines import format_event, format_totals
 from tiny_agent.redaction import redact
 from tiny_agent.types import TextDelta, ThinkingDelta
 
-__all__ = ["Printer", "safe_text", "streams"]
+__all__ = ["Printer", "WarningLines", "safe_text", "streams"]
 
 THINKING_LABEL = "  thinking: "
 
@@ -58,6 +60,32 @@ class _RedactingHandler(RichHandler):
         copy = logging.makeLogRecord({**record.__dict__, "msg": redact(message), "args": (), "exc_info": None})
         copy.exc_text = None
         super().emit(copy)
+
+
+class WarningLines:
+    """Python warnings of the libraries under the CLI (an SDK's deprecation notice) as lines of ours,
+    while it is entered: ``tiny-agent: warning: `` and the message's first line, each message once,
+    without the ``file:line: Category:`` and source line Python prints. Still shown, never silenced."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self.say = say
+        self.seen: set[str] = set()
+        self._previous: list[Callable[..., None]] = []
+
+    def __enter__(self) -> WarningLines:
+        self._previous.append(warnings.showwarning)
+        warnings.showwarning = self.show
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous:
+            warnings.showwarning = self._previous.pop()
+
+    def show(self, message: Warning | str, category: type[Warning], *where: object, **_: object) -> None:
+        text = next((line.strip() for line in str(message).splitlines() if line.strip()), category.__name__)
+        if text not in self.seen:
+            self.seen.add(text)
+            self.say(f"tiny-agent: warning: {redact(text)}")
 
 
 class Printer:
@@ -99,9 +127,11 @@ class Printer:
         # The pool's own warnings (one per failed reconnect, a traceback's worth each) say again what
         # the PostgreSQL store reports in one line.
         logging.getLogger("psycopg.pool").setLevel(logging.DEBUG if verbose else logging.ERROR)
+        self._warnings = WarningLines(self.line).__enter__()  # a line of its own, also mid-answer
 
     def close(self) -> None:
         """Give the logging setup back as it was (the CLI configures it for one command only)."""
+        self._warnings.__exit__()
         root = logging.getLogger()
         root.setLevel(self._restore[0])
         root.handlers = self._restore[1]

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from tiny_agent.agent.loop import AgentConfig
+from tiny_agent.agent.origin import at_fault, set_by
 from tiny_agent.agent.run import Run
 from tiny_agent.agent.settings import RUN_SETTINGS, RunSettings
 from tiny_agent.agent.spec import RunSpec
@@ -23,7 +24,6 @@ from tiny_agent.cli.config_file import FileConfig, load_config
 from tiny_agent.cli.options import CONFIG_FLAGS, PROVIDER_FLAGS, given
 from tiny_agent.cli.printer import Printer
 from tiny_agent.errors import ConfigError
-from tiny_agent.providers.thinking_check import BINDING, DISPLAY, EFFORT, THINKING, SettingRefused
 from tiny_agent.store import open_store
 from tiny_agent.tools.hooks import Hook
 from tiny_agent.tools.mcp.tools import DEFAULT_MCP_TIMEOUT, McpServer, headers_from_env
@@ -97,27 +97,14 @@ def _chosen(click_ctx: click.Context, opts: dict[str, Any], files: FileConfig, p
     return chosen
 
 
-_FLAGS = {"thinking": THINKING, "thinking_display": DISPLAY, "effort": EFFORT, "thinking_binding": BINDING}
-_WORDS = {
-    "thinking": "thinking",
-    "thinking_display": "thinking",
-    "effort": "effort",
-    "server_compact_at": "server-compact",
-}
-
-
 def _named_origin(exc: ConfigError, files: FileConfig, from_files: list[str]) -> ConfigError:
     """A refused reasoning setting that a file gave, not a flag: the line names the file and its key,
-    since the words of the refusal are those of the flag. A model's refusal names the flags at fault;
-    another line (the window's room, server compaction) is known by its words."""
-    if isinstance(exc, SettingRefused):
-        said = [k for k in from_files if _FLAGS.get(k) in exc.flags]
-    else:
-        said = [k for k in from_files if k in _WORDS and _WORDS[k] in str(exc)]
+    since the words of the refusal are those of the flag (``agent.origin``, as for a session's)."""
+    said = at_fault(exc, from_files)
     if not said:
         return exc
     where = "; ".join(f"{k} = {_toml_value(files.values[k])} in {files.sources.get(k, 'a config file')}" for k in said)
-    return ConfigError(f"{exc} (set by {where})")
+    return set_by(exc, where)
 
 
 def _toml_value(value: Any) -> str:

@@ -13,7 +13,7 @@ from tiny_agent.providers.thinking import Thinking
 from tiny_agent.providers.thinking_caps import thinking_caps
 from tiny_agent.providers.thinking_check import checked
 
-__all__ = ["SERVER_COMPACTION", "check_settings"]
+__all__ = ["SERVER_COMPACTION", "check_settings", "checked_threshold"]
 
 SERVER_COMPACTION: Mapping[str, str] = {
     "anthropic": "--provider anthropic",
@@ -30,7 +30,20 @@ def check_settings(name: str, wire: str | None, model: str, options: Mapping[str
     thinking = options.get("thinking")
     if isinstance(thinking, Thinking):
         checked(thinking, thinking_caps(name, model, wire or ""), model)
-    if options.get("compact_threshold") is not None and wire not in SERVER_COMPACTION:
+    if checked_threshold(options.get("compact_threshold")) is not None and wire not in SERVER_COMPACTION:
         where = " or ".join(SERVER_COMPACTION.values())
         over = f" over {_API_NAMES.get(wire, wire)}" if wire else ""
         raise ConfigError(f"--server-compact-at works only with {where}: {name}{over} has no server-side compaction")
+
+
+def checked_threshold(value: object) -> int | None:
+    """A server compaction threshold (``server_compact_at``, an adapter's ``compact_threshold``) as the
+    command line takes it: a whole number of input tokens, at least 1 (a bool is none), else one line;
+    None: no server compaction."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"--server-compact-at expects a whole number of input tokens, not {value!r}")
+    if value < 1:
+        raise ConfigError(f"--server-compact-at must be at least 1 input token, not {value}")
+    return value

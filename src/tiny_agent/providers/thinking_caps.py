@@ -63,14 +63,15 @@ def _claude_caps(m: str, wire: str) -> ThinkingCaps:
 
 def _deepseek_caps(m: str, wire: str) -> ThinkingCaps:
     """DeepSeek's Anthropic format has the switch and effort of its Chat Completions (reasoning facts,
-    section 6); tiny-agent sends its Responses format none (no shape for them is on record)."""
+    section 6); tiny-agent sends its Responses format none (no shape for them is on record), where the
+    model still thinks by default, so ``--thinking off`` there is refused like any other setting."""
     if not (m.startswith("deepseek-v4") or m == "deepseek-reasoner"):
         return NO_THINKING
     efforts = ("low", "high", "max")
     if wire == "anthropic":
         return ThinkingCaps(switch_only=True, default_on=True, efforts=efforts, earlier_reasoning="tool_turns")
     if wire not in ("", "openai"):
-        return ThinkingCaps(sent_on="Chat Completions (--provider deepseek) and the Messages wire")
+        return ThinkingCaps(sent_on="Chat Completions (--provider deepseek) and the Messages wire", default_on=True)
     return ThinkingCaps(
         reasoning_content=True,
         default_on=True,
@@ -84,7 +85,7 @@ def _kimi_caps(m: str, wire: str) -> ThinkingCaps:
     if not m.startswith(("kimi-k2.6", "kimi-k2.7", "kimi-k3")):
         return NO_THINKING
     if wire not in ("", "openai"):
-        return ThinkingCaps(sent_on="Chat Completions (--provider moonshot)")
+        return ThinkingCaps(sent_on="Chat Completions (--provider moonshot)", default_on=True)
     return ThinkingCaps(
         reasoning_content=True,
         default_on=True,

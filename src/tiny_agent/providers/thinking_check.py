@@ -17,16 +17,19 @@ THINKING, DISPLAY, BINDING, EFFORT = "--thinking", "--thinking-display", "--thin
 
 class SettingRefused(ConfigError):
     """A reasoning setting the model does not take; ``flags`` are those at fault (``--effort``...), so
-    that a caller can say where each was set (a file's key rather than a flag)."""
+    that a caller can say where each was set (a file's key rather than a flag). ``turn_on``: for
+    ``--thinking off`` refused beside a setting of a thinking, the ``--thinking`` that turns it on on
+    this model, for a caller to offer where the user did not give the ``off`` (a resumed session did)."""
 
-    def __init__(self, line: str, *flags: str) -> None:
+    def __init__(self, line: str, *flags: str, turn_on: str = "") -> None:
         super().__init__(line)
         self.flags = flags
+        self.turn_on = turn_on
 
 
 def checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
     """``thinking`` if ``model`` takes it; else the one line that says what to change."""
-    asked = _asked(thinking)
+    asked = _asked(thinking, caps)
     if caps.sent_on and asked:
         line = f"{model} takes {_listed(asked)} only on {caps.sent_on}: tiny-agent sends no reasoning settings"
         _refuse(f"{line} over this API", *asked)
@@ -40,15 +43,17 @@ def checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
     return thinking
 
 
-def _refuse(line: str, *given: str) -> NoReturn:
+def _refuse(line: str, *given: str, turn_on: str = "") -> NoReturn:
     """``given`` are flags with or without their values (``--effort low``, ``--effort``)."""
-    raise SettingRefused(line, *dict.fromkeys(g.split(" ")[0] for g in given))
+    raise SettingRefused(line, *dict.fromkeys(g.split(" ")[0] for g in given), turn_on=turn_on)
 
 
-def _asked(thinking: Thinking) -> list[str]:
+def _asked(thinking: Thinking, caps: ThinkingCaps) -> list[str]:
     """What of ``thinking`` a request would carry, as flags with their values: ``--thinking off``
-    carries nothing where the model does not think, so it is not among them."""
-    asked = [f"{THINKING} {thinking.label}"] if thinking.mode in ("enabled", "adaptive") else []
+    changes nothing where the model does not think unasked, so it is among them only on a model that
+    does (``ThinkingCaps.default_on``: DeepSeek V4, Kimi K2.6), wherever it is served."""
+    switches = ("enabled", "adaptive", "off") if caps.default_on else ("enabled", "adaptive")
+    asked = [f"{THINKING} {thinking.label}"] if thinking.mode in switches else []
     if thinking.display is not None:
         asked.append(f"{DISPLAY} {thinking.display}")
     if thinking.binding == "drop_block":
@@ -63,13 +68,26 @@ def _listed(flags: list[str]) -> str:
 
 
 def _check_contradictions(thinking: Thinking, caps: ThinkingCaps, model: str) -> None:
-    if thinking.mode == "off" and thinking.display is not None:
-        _refuse(f"--thinking off shows no thinking: leave out {DISPLAY} {thinking.display}", THINKING, DISPLAY)
-    if thinking.mode == "off" and thinking.binding == "drop_block":
-        _refuse(f"--thinking off binds no thinking blocks: leave out {BINDING} drop_block", THINKING, BINDING)
-    if thinking.mode == "off" and thinking.effort is not None and caps.own_measure:
+    if thinking.mode != "off":
+        return
+    on = _turn_on(caps)
+    if thinking.display is not None:
+        line = f"--thinking off shows no thinking: leave out {DISPLAY} {thinking.display}"
+        _refuse(line, THINKING, DISPLAY, turn_on=on)
+    if thinking.binding == "drop_block":
+        _refuse(
+            f"--thinking off binds no thinking blocks: leave out {BINDING} drop_block", THINKING, BINDING, turn_on=on
+        )
+    if thinking.effort is not None and caps.own_measure:
         line = f"--thinking off spends no reasoning effort on {model}: leave out --effort {thinking.effort}"
-        _refuse(line, THINKING, EFFORT)
+        _refuse(line, THINKING, EFFORT, turn_on=on)
+
+
+def _turn_on(caps: ThinkingCaps) -> str:
+    """The ``--thinking`` that turns thinking on on a model with ``caps``; "" where none does."""
+    if caps.adaptive or caps.own_measure:
+        return f"{THINKING} adaptive"
+    return f"{THINKING} N (N >= {MIN_BUDGET})" if caps.manual else ""
 
 
 def _check_model(thinking: Thinking, caps: ThinkingCaps, model: str) -> None:
@@ -97,7 +115,7 @@ def _check_thinking_on(thinking: Thinking, caps: ThinkingCaps) -> None:
     unasked (Claude), a request without ``--thinking`` carries neither."""
     if thinking.mode != "default" or caps.default_on:
         return
-    parts = [f for f in _asked(thinking) if f.startswith((DISPLAY, BINDING))]
+    parts = [f for f in _asked(thinking, caps) if f.startswith((DISPLAY, BINDING))]
     if not parts:
         return
     ways = [*(["--thinking adaptive"] if caps.adaptive else []), *(["--thinking N"] if caps.manual else [])]

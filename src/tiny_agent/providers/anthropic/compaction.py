@@ -17,6 +17,7 @@ from typing import Any
 
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.decode import count
+from tiny_agent.providers.settings_check import checked_threshold
 
 __all__ = [
     "COMPACTION_BETA",
@@ -37,7 +38,8 @@ _COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_cr
 
 
 def checked_trigger(threshold: int | None, model: str) -> int | None:
-    """``threshold``, or one line before any call when the API would refuse it."""
+    """``threshold``, or one line before any call when the API would refuse it (or it is no count)."""
+    threshold = checked_threshold(threshold)
     if threshold is not None and threshold < MIN_TRIGGER:
         raise ConfigError(
             f"{model}: the server compacts at {MIN_TRIGGER:,} input tokens at the least, not {threshold:,}"

@@ -38,6 +38,7 @@ from tiny_agent.providers.profile import ProviderProfile, profile_for
 from tiny_agent.providers.responses import cache, items
 from tiny_agent.providers.responses.reply import Accumulator, process
 from tiny_agent.providers.retry import Call, check_timeout
+from tiny_agent.providers.settings_check import checked_threshold
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
 from tiny_agent.providers.thinking import OFF, Thinking, sent_effort
 from tiny_agent.providers.thinking_caps import openai_reasons
@@ -75,7 +76,7 @@ class ResponsesProvider:
         self.model = model
         self.max_tokens = max_tokens
         self.stateful = stateful
-        self.compact_threshold = compact_threshold
+        self.compact_threshold = checked_threshold(compact_threshold)
         self._profile = profile_for(
             name, "responses", model, pricing_id=pricing_provider_id, context_window=context_window
         )
