@@ -83,3 +83,25 @@ def test_the_command_line_says_the_session_set_it_in_one_line(
     )
     assert main(["--resume", adaptive, "--model", "claude-sonnet-4-5", *common]) == 2
     assert capsys.readouterr().err.strip() == f"tiny-agent: {NO_ADAPTIVE} (set by the session: --thinking adaptive)"
+
+
+def test_a_sessions_thinking_off_the_wire_never_sends_is_left_out_not_refused(tmp_path: Path) -> None:
+    """DeepSeek over the Responses API is sent no switch: a session's ``--thinking off`` (from Chat
+    Completions, or stored by an older version that took it there) is left out with a line, once,
+    instead of refusing every resume with nothing to give instead."""
+    env = {**ENV, "OPENAI_API_KEY": "k"}
+    spec = RunSettings(
+        provider="openai", model="deepseek-v4-flash", thinking="off", base_url=NOWHERE, workspace=str(tmp_path)
+    )
+    responses = RunSettings(api="responses")
+    with SQLiteStore(tmp_path / "s.db") as store:
+        with Run.open(store, settings=spec, env=env) as run:
+            assert run.session is not None
+            sid = run.session.id
+        with Run.open(store, settings=responses, resume=sid, env=env) as run:
+            assert [n for n in run.notes if n.startswith("the session's --thinking off is left out from now on: ")]
+            assert run.session is not None and "thinking" not in run.session.context.run_settings
+        with Run.open(store, settings=responses, resume=sid, env=env) as run:
+            assert not [n for n in run.notes if "--thinking off" in n]
+        with pytest.raises(SettingRefused, match="takes --thinking off only on"):
+            Run.open(store, settings=RunSettings(api="responses", thinking="off"), resume=sid, env=env)

@@ -18,10 +18,10 @@ from tiny_agent.testing.thinking_server import ThinkingRules
 ENV = {"ANTHROPIC_API_KEY": "sk-test-1", "DEEPSEEK_API_KEY": "sk-test-2"}
 
 
-def reads(ws: Path, count: int) -> Task:
+def reads(ws: Path, count: int, trigger: str = "read") -> Task:
     for i in range(count):
         (ws / f"p{i}.txt").write_text(f"words of file {i} " * 200)
-    return Task("read", [[("read_file", {"path": f"p{i}.txt"})] for i in range(count)], "Done.")
+    return Task(trigger, [[("read_file", {"path": f"p{i}.txt"})] for i in range(count)], "Done.")
 
 
 def thinking_in(message: dict[str, object]) -> bool:
@@ -55,9 +55,39 @@ def test_thinking_off_goes_on_with_a_loop_begun_with_thinking_on(tmp_path: Path)
         with Run.open(store, settings=RunSettings.of({**base, "thinking": "2048"}), resume=sid, env=ENV) as run:
             assert any("(off -> 2048)" in n for n in run.notes)
     assert rules.rejected == []
-    final = off["messages"][-2]
-    assert final["role"] == "assistant" and not thinking_in(final)
-    assert any(thinking_in(m) for m in off["messages"][:-2])  # only the loop's final assistant goes without
+    assert off["messages"][-2]["role"] == "assistant"
+    # None goes: the final assistant of a loop may not carry it, and the same rule for every message
+    # keeps the prefix the same from one request that does not think to the next.
+    assert not any(thinking_in(m) for m in off["messages"])
+
+
+def test_thinking_on_waits_for_the_end_of_a_loop_begun_without_it(tmp_path: Path) -> None:
+    """One thinking configuration per assistant turn, and a tool loop is one turn: a loop begun with
+    thinking off goes on without it, and the next turn thinks."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    rules = ThinkingRules()
+    with (
+        BillingFake([reads(ws, 4, "the files"), reads(ws, 1, "one more")], thinking=rules) as fake,
+        SQLiteStore(tmp_path / "s.db") as store,
+    ):
+        base = {"provider": "anthropic", "model": "claude-sonnet-5", "base_url": fake.url("r", "anthropic")}
+        first = RunSettings.of({**base, "workspace": str(ws), "thinking": "off", "code_tools": False})
+        with Run.open(store, settings=first, env=ENV, agent=AgentConfig(max_steps=2)) as run:
+            assert run.agent.run("Please read the files").stop == "step_limit"  # inside the loop
+            assert run.session is not None
+            sid = run.session.id
+        on = RunSettings.of({**base, "thinking": "2048"})
+        with Run.open(store, settings=on, resume=sid, env=ENV) as run:
+            result = run.agent.run("Go on")
+            assert result.stop == "done", result.error
+        looping = len(fake.bills("r"))
+        with Run.open(store, settings=on, resume=sid, env=ENV) as run:
+            assert run.agent.run("Read one more").stop == "done"
+        bodies = [b.body for b in fake.bills("r")]
+    assert rules.rejected == []
+    assert all(b["thinking"] == {"type": "disabled"} for b in bodies[2:looping]), "the loop goes on as it began"
+    assert bodies[looping]["thinking"] == {"type": "enabled", "budget_tokens": 2048}, "the next turn thinks"
 
 
 def test_a_resume_compares_with_what_was_sent_not_a_run_that_sent_nothing(tmp_path: Path) -> None:

@@ -18,10 +18,10 @@ from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.types import Usage
 
 T0 = 1_796_119_200.0  # 2026-12-01T10:00:00Z
-CALLS = [  # (hours after T0, model, input, cache read, cache write or None when not reported)
-    (0.5, "deepseek-v4-flash", 1000, 600, None),
-    (1.0, "deepseek-v4-flash", 1200, 900, None),
-    (30.0, "claude-sonnet-5", 1500, 1000, 400),  # the next day: writes reported
+CALLS = [  # (hours after T0, model, input, cache read, cache write or None when not reported, thinking)
+    (0.5, "deepseek-v4-flash", 1000, 600, None, None),
+    (1.0, "deepseek-v4-flash", 1200, 900, None, None),
+    (30.0, "claude-sonnet-5", 1500, 1000, 400, 40),  # the next day: writes reported, and thinking
 ]
 
 
@@ -32,10 +32,18 @@ def store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     with SQLiteStore(tmp_path / "t.db") as store:
         sid = store.create(workspace=str(tmp_path)).id
         head = -1
-        for hours, model, given, read, write in CALLS:
+        for hours, model, given, read, write, thinking in CALLS:
             clock[0] = T0 + hours * 3600
             opened = CallOpened("turn", model, given * 4, {"messages": 1}, "", "deepseek")
-            record = CallRecord(Usage(given, 50, read, write), 0.01, 1.0, model, None, "turn", stop_reason="end_turn")
+            record = CallRecord(
+                Usage(given, 50, read, write, reasoning_tokens=thinking),
+                0.01,
+                1.0,
+                model,
+                None,
+                "turn",
+                stop_reason="end_turn",
+            )
             done = store.append(sid, [encode(opened)], expected_head=head)
             store.append(sid, [encode(CallDone(done[0].seq, record))], expected_head=done[0].seq)
             head = done[0].seq + 1
@@ -65,3 +73,4 @@ def test_the_views_totals_show_unreported_writes_as_unknown(store_path: Path) ->
     assert totals["cache_write_tokens"] is None
     assert totals["cache_read_tokens"] == 600 + 900 + 1000
     assert totals["input_tokens"] == 1000 + 1200 + 1500
+    assert totals["reasoning_tokens"] == 40, "as stats sums it: a call that did not think is no unknown"

@@ -3,6 +3,7 @@ broken rule in the API's words, and the test server refuses the same bodies thro
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import openai
@@ -157,3 +158,20 @@ def test_previous_response_id_is_an_opt_in_that_sends_only_the_new_items() -> No
     body = stateful.render(prompt)
     assert body["previous_response_id"] == "resp_7" and body["store"] is True
     assert [x["type"] for x in body["input"]] == ["function_call_output"]
+
+
+def test_an_export_counts_no_item_before_the_newest_server_compaction() -> None:
+    """The wire sends nothing before it, so the export, like the run, leaves nothing out there."""
+    from tiny_agent.observe.export import left_out
+    from tiny_agent.providers.responses.adapter import ResponsesProvider
+
+    old = ReasoningBlock(item={"type": "reasoning", "id": "rs_1", "encrypted_content": "e1"}, model="gpt-5.5")
+    compacted = ReasoningBlock(item={"type": "compaction", "id": "cmp_1", "encrypted_content": "c1"}, model="gpt-5.6")
+    messages = (
+        Message.user("hi"), Message("assistant", (old, TextBlock("a"))), Message.user("more"),
+        Message("assistant", (compacted, TextBlock("b"))), Message.user("go"),
+    )  # fmt: skip
+    provider = ResponsesProvider(model="gpt-5.6", api_key="sk-x")
+    provider.render(Prompt(("sys",), (), messages))
+    assert provider.dropped == {}
+    assert left_out(provider, messages) == ("", Counter())

@@ -13,6 +13,7 @@ from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, com
 from tiny_agent.context.byte_cause import thinking_consequence
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.engine import Context
+from tiny_agent.context.entries import RunChange
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.replayed import Unnamed
 from tiny_agent.context.session import Session
@@ -25,6 +26,7 @@ from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.providers.thinking import Thinking, parse_thinking, thinking_key, thinking_of_key
+from tiny_agent.providers.thinking_check import THINKING, SettingRefused
 from tiny_agent.providers.thinking_sent import sent_switches
 from tiny_agent.store.base import Store
 from tiny_agent.tools.shell import shell_mode, shell_tool
@@ -38,6 +40,7 @@ __all__ = [
     "context_config",
     "drop_if_empty",
     "provider_of",
+    "provider_over",
     "remembered_settings",
     "sent_thinking",
     "shell_tools",
@@ -70,11 +73,20 @@ def sent_thinking(context: Context) -> Thinking | None:
         return None
     opened = last[0]
     key = opened.fingerprint.get("thinking")
-    if not isinstance(key, str):
-        return parse_thinking(None)  # sent with the model's default: the fingerprint names none
     try:
-        unnamed = Unnamed.of((e.seq, v) for e in context.entries for v in read(e))
-        return thinking_of_key(key, unnamed.at(opened.seq))
+        if isinstance(key, str):
+            unnamed = Unnamed.of((e.seq, v) for e in context.entries for v in read(e))
+            return thinking_of_key(key, unnamed.at(opened.seq))
+        # No key: the model's default, or (a log written before keys named an effort alone) the run
+        # settings in force at that call, as ``whatif.thinking.recorded_thinking`` reads them.
+        run: dict[str, Any] = {}
+        for entry in context.entries:
+            if entry.seq >= opened.seq:
+                break
+            for value in read(entry):
+                if isinstance(value, RunChange):
+                    run.update(value.settings)
+        return parse_thinking(run.get("thinking"), run.get("thinking_display"), run.get("effort"))
     except TinyAgentError:
         return None
 
@@ -178,6 +190,22 @@ def provider_of(settings: RunSettings, options: dict[str, Any], env: Mapping[str
     return resolve_provider(
         settings.provider, model=settings.model, base_url=settings.base_url, env=env, **{**kwargs, **chosen}
     )
+
+
+def provider_over(
+    settings: RunSettings, given: RunSettings, stored: RunSettings, options: dict[str, Any], env: Mapping[str, str]
+) -> tuple[RunSettings, Provider, dict[str, str]]:
+    """``provider_of`` for a run over a resumed session's ``stored`` settings, and the settings of the
+    session it leaves out, each with why: a session's ``--thinking off`` that the model refuses where
+    its wire sends no switch (an older version took it, and never sent it) is left out, not refused on
+    every resume with no value to give instead."""
+    try:
+        return settings, provider_of(settings, options, env), {}
+    except SettingRefused as exc:
+        if given.thinking is not None or stored.thinking != "off" or exc.flags != (THINKING,):
+            raise
+        settings = replace(settings, thinking=None)
+        return settings, provider_of(settings, options, env), {"thinking": str(exc)}
 
 
 _SETTING_OF = {"compact_threshold": "server_compact_at"}

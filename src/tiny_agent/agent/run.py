@@ -137,6 +137,8 @@ class _Assembly:
         self.stored = RunSettings()
         """The resumed session's settings, under the run's."""
         self.opened: list[bool] = []
+        self.left_out: set[str] = set()
+        """The session's settings this run leaves out of it from now on."""
 
     def build(self) -> Run:
         spec = self.spec
@@ -146,7 +148,7 @@ class _Assembly:
         text, settings = self.system_prompt(settings)
         engine = parts.context_config(dict(spec.config), self.session)
         min_cacheable_tokens(settings.model or "", "anthropic")  # TINY_AGENT_CACHE_MIN_TOKENS, before a server starts
-        provider = parts.provider_of(settings, dict(spec.provider_options), spec.env)  # a missing key: found here
+        settings, provider = self.provider(settings)  # a missing key: found here
         sent = parts.sent_thinking(self.session.context) if self.session is not None else None
         if sent is not None:
             self.notes.extend(filter(None, [parts.thinking_change(sent, provider.profile)]))
@@ -176,6 +178,14 @@ class _Assembly:
         )
         self.opened.append(True)  # from here on, only a run that stops before its first call drops the session
         return run
+
+    def provider(self, settings: RunSettings) -> tuple[RunSettings, Provider]:
+        given, stored = self.spec.settings, self.stored if self.resumed else RunSettings()
+        found = parts.provider_over(settings, given, stored, dict(self.spec.provider_options), self.spec.env)
+        settings, provider, left_out = found
+        self.left_out.update(left_out)
+        self.notes.extend(f"the session's --thinking off is left out from now on: {why}" for why in left_out.values())
+        return settings, provider
 
     def settings(self) -> RunSettings:
         """The session to go on with, if any, and the settings: the given ones over the session's."""
@@ -239,7 +249,8 @@ class _Assembly:
             toolset.record(context, resumed=self.resumed)
             context.configure(**({"system": text} if text else {}), **(engine.settings() if engine else {}))
             # What ``--thinking off`` left out of the session's settings stays out of the next resume's.
-            dropped = {k: None for k in self.spec.settings.thinking_reset() if k in self.stored.given()}
+            reset = {*self.spec.settings.thinking_reset(), *self.left_out}
+            dropped = {k: None for k in reset if k in self.stored.given()}
             context.record_run(**settings.given(), **dropped)
         elif store is not None:
             system, given = text or DEFAULT_SYSTEM, settings.given()

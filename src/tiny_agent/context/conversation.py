@@ -226,13 +226,18 @@ def _changed(current: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, 
 
 
 def _keys_hidden(value: TypedEntry) -> TypedEntry:
-    """A user's input or a tool's result with the registered secrets (API keys, values given to MCP
-    servers) hidden, as the store keeps them: the window never holds what the store does not, so a
-    resume renders the prefix the last request sent, and the model never reads a key."""
+    """A user's input, a tool's result, a pin or the system prompt with the registered secrets (API
+    keys, values given to MCP servers) hidden, as the store keeps them: the window never holds what
+    the store does not, so a resume renders the prefix the last request sent, and the model never
+    reads a key."""
     match value:
         case UserInput(content=content):
             hidden = tuple(replace(b, text=redact_secrets(b.text)) if isinstance(b, TextBlock) else b for b in content)
             return value if hidden == content else UserInput(hidden)
         case ToolResult(block=block) if redact_secrets(block.content) != block.content:
             return ToolResult(replace(block, content=redact_secrets(block.content)))
+        case PinChange(add=add, remove=remove):
+            return PinChange(redact_secrets(add) if add else add, redact_secrets(remove) if remove else remove)
+        case ConfigChange(settings=settings) if isinstance(settings.get("system"), str):
+            return ConfigChange({**settings, "system": redact_secrets(settings["system"])})
     return value

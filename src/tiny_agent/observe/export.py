@@ -16,6 +16,7 @@ from tiny_agent.context.engine import Context
 from tiny_agent.context.entries import CallOpened
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
+from tiny_agent.context.render import holds_server_compaction
 from tiny_agent.context.replayed import Unnamed
 from tiny_agent.errors import ConfigError, UnreadableEntry
 from tiny_agent.providers.adapters import wire_adapter
@@ -110,8 +111,10 @@ def left_out(adapter: Provider, messages: Sequence[Message]) -> tuple[str, Count
     unread: Counter[str] = Counter()
     model = adapter.profile.model
     names: dict[str, str] = {}
-    for message in messages:
-        for block in message.content:
+    # The wire sends nothing before the newest server compaction: nothing there is left out by it.
+    start = max((i for i, m in enumerate(messages) if holds_server_compaction(m)), default=0)
+    for i, message in enumerate(messages):
+        for block in message.content if i >= start else ():
             if not isinstance(block, REASONING_BLOCKS):
                 continue
             without = adapter.wire_messages(_with(message, block, None), dict(names))

@@ -37,28 +37,12 @@ def encode_body(body: Mapping[str, Any], kind: str = "") -> str:
     never reach the disk; in a failed call's entry, neither do credentials of a known shape a server
     echoed. Everything else is stored as the window holds it, so a resume renders the prefix the last
     request sent: a credential of a known shape in a file the model read stays (the model may write
-    it back), and a model's reasoning blocks are never touched, since they go back to the API byte
-    for byte (the window never holds a key: ``Conversation.add`` hides them from what the model
-    reads). A lone surrogate (a byte that was not UTF-8, let through somewhere) is stored as U+FFFD."""
-    if kind == "call_failed":
-        return redact(scrub(json.dumps(body, ensure_ascii=False, separators=(",", ":"))))
-    return scrub(json.dumps(_keys_hidden(body), ensure_ascii=False, separators=(",", ":")))
-
-
-_REASONING = frozenset({"thinking", "redacted_thinking", "reasoning"})
-"""The stored types of the blocks that hold a model's reasoning (``types.REASONING_BLOCKS``)."""
-
-
-def _keys_hidden(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact_secrets(value)
-    if isinstance(value, Mapping):
-        if value.get("type") in _REASONING:
-            return value
-        return {redact_secrets(k) if isinstance(k, str) else k: _keys_hidden(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_keys_hidden(v) for v in value]
-    return value
+    it back), and so does the model's signed reasoning, which goes back to the API byte for byte. The
+    window never holds a key (``Conversation`` hides them in what the model reads), so hiding keys
+    here changes nothing a request sends. A lone surrogate (a byte that was not UTF-8, let through
+    somewhere) is stored as U+FFFD."""
+    text = scrub(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+    return redact(text) if kind == "call_failed" else redact_secrets(text)
 
 
 def decode_body(text: str, *, seq: int, kind: str, lenient: bool, store: str, session_id: str) -> dict[str, Any]:

@@ -55,7 +55,7 @@ def check_thinks(profile: ProviderProfile, thought: int) -> None:
     """ConfigError where a session that spent ``thought`` thinking tokens is replayed on a model that
     does not think: the replay would price thinking the model cannot make (a live run refuses it)."""
     caps = profile.thinking_caps
-    if thought and not (caps.thinks or caps.effort_only):
+    if thought and not (caps.thinks or caps.effort_only or caps.default_on):
         raise ConfigError(
             f"{profile.model} does not think, and the session's calls did ({thought:,} thinking tokens): "
             "a replay on it would price thinking it cannot make; replay on a model that thinks"

@@ -116,6 +116,11 @@ class SessionView:
                 "cost_usd": sum(known) if known else None,
                 "unpriced": len(calls) - len(known),
                 **{k: _total(c[k] for c in answered) for k in _TOTAL_KEYS},
+                # As stats sums it: the calls that reported their thinking (a call with thinking off
+                # reports none, and is no unknown part of the total).
+                "reasoning_tokens": sum(c["reasoning_tokens"] or 0 for c in answered)
+                if any(c["reasoning_tokens"] is not None for c in answered)
+                else None,
             },
         }
 
@@ -249,9 +254,7 @@ class SessionView:
         return what_if_rows(self._recording, policies)
 
 
-_TOTAL_KEYS = (
-    "input_tokens", "cache_read_tokens", "cache_write_tokens", "uncached_tokens", "output_tokens", "reasoning_tokens"
-)  # fmt: skip
+_TOTAL_KEYS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "uncached_tokens", "output_tokens")
 
 
 def _total(values: Iterable[int | None]) -> int | None:

@@ -34,7 +34,13 @@ from tiny_agent.providers.anthropic.compaction import (
     since_compaction,
 )
 from tiny_agent.providers.anthropic.reply import Accumulator, process
-from tiny_agent.providers.anthropic.thinking import THINKING_TYPES, thinking_fields, without_loop_thinking
+from tiny_agent.providers.anthropic.thinking import (
+    THINKING_TYPES,
+    cold,
+    opens_cold,
+    thinking_fields,
+    without_thinking,
+)
 from tiny_agent.providers.base import DEFAULT_MAX_TOKENS, Wire, render
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, Ttl
 from tiny_agent.providers.decode import reading, sdk_boundary, whole_json
@@ -156,11 +162,14 @@ class AnthropicProvider:
             if prompt.tool_choice == "none":
                 body["tool_choice"] = {"type": "none"}
         body["messages"] = since_compaction(flat)  # the API drops what comes before the newest one
-        caps = self._profile.thinking_caps
+        caps, thinking = self._profile.thinking_caps, self._profile.thinking
+        thinks = self._profile.thinks and not opens_cold(body["messages"])
+        if self._profile.thinks and not thinks:  # thinking starts when the loop begun without it ends
+            thinking = cold(thinking, caps.own_measure)
         if caps.thinks:  # a model without thinking is sent no switch for it, not even off
-            body.update(thinking_fields(self._profile.thinking, caps.switch_only))
-        if self._profile.thinking.mode == "off" or not caps.thinks:
-            body["messages"] = without_loop_thinking(body["messages"])
+            body.update(thinking_fields(thinking, caps.switch_only))
+        if not thinks:
+            body["messages"] = without_thinking(body["messages"])
         body.update(compaction_fields(self.compact_threshold))
         body["max_tokens"] = sent_max_tokens(body["max_tokens"], self._profile.thinking, caps)
         if self.cache_diagnostics:

@@ -20,10 +20,12 @@ __all__ = [
     "RULES",
     "THINKING_TYPES",
     "betas_for",
+    "cold",
+    "opens_cold",
     "thinking_fields",
     "thinking_on",
     "thinking_problems",
-    "without_loop_thinking",
+    "without_thinking",
 ]
 
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
@@ -127,16 +129,33 @@ def _final_assistant(messages: Sequence[Any]) -> tuple[int, str] | None:
     return len(messages) - 2, str(first.get("type")) if isinstance(first, Mapping) else "?"
 
 
-def without_loop_thinking(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``messages`` with the thinking of the final assistant message of a tool loop left out, for a
-    request that does not think: the API refuses that message's thinking then
-    (``thinking-disabled-final``), so a loop begun with thinking on can go on with it off. The log
-    keeps the blocks; a later request that thinks again sends them back."""
+def opens_cold(messages: Sequence[Any]) -> bool:
+    """Whether the messages end inside a tool loop whose final assistant message carries no thinking
+    (made while thinking was off): the API keeps one thinking configuration per assistant turn, and
+    a request that thinks there is refused (``thinking-final-assistant``), so it may not think yet."""
     loop = _final_assistant(messages)
-    if loop is None:
-        return messages
-    index = loop[0]
-    content = [
-        b for b in messages[index]["content"] if not (isinstance(b, Mapping) and b.get("type") in THINKING_TYPES)
-    ]
-    return [*messages[:index], {**messages[index], "content": content}, *messages[index + 1 :]]
+    return loop is not None and loop[1] not in THINKING_TYPES
+
+
+def cold(thinking: Thinking, own_measure: bool) -> Thinking:
+    """``thinking`` turned off for one request of a loop begun without it (``opens_cold``): its effort
+    stays, where the effort is not the thinking's own (Claude's effort shapes the answer too)."""
+    return Thinking("off", effort=None if own_measure else thinking.effort)
+
+
+def without_thinking(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` without their thinking, for a request that does not think. The API refuses thinking
+    in the final assistant message of a loop then (``thinking-disabled-final``), and leaving it out
+    of every message keeps the prefix the same from one such request to the next; the log keeps the
+    blocks, and the first request that thinks again sends them back, as they came."""
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(_is_thinking(b) for b in content):
+            message = {**message, "content": [b for b in content if not _is_thinking(b)]}
+        out.append(message)
+    return out
+
+
+def _is_thinking(block: Any) -> bool:
+    return isinstance(block, Mapping) and block.get("type") in THINKING_TYPES
