@@ -25,6 +25,7 @@ from tiny_agent.errors import (
 )
 from tiny_agent.providers.anthropic.adapter import AnthropicProvider
 from tiny_agent.providers.base import Provider
+from tiny_agent.providers.thinking import parse_thinking
 from tiny_agent.types import (
     CachePlan,
     Message,
@@ -199,7 +200,7 @@ def test_a_tool_call_round_trips() -> None:
         {"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "read_file", "input": {"path": "a"}},
     ]
     server = Server(ok(content, {"input_tokens": 400, "output_tokens": 60}, stop_reason="tool_use"))
-    p = provider(server)
+    p = provider(server, thinking=parse_thinking("2048"))
     body = p.render(Prompt(("s",), TOOLS, conversation()[:1]))
     response = p.send(body)
 
@@ -218,6 +219,10 @@ def test_a_tool_call_round_trips() -> None:
     follow_up = p.render(Prompt(("s",), TOOLS, (*conversation()[:1], response.message)))
     # What the model said goes back verbatim next turn, its thinking included.
     assert follow_up["messages"][1]["content"] == content
+    # A request that does not think is sent none (the API refuses it in a loop's final assistant).
+    off = provider(Server(), thinking=parse_thinking("off"))
+    unthinking = off.render(Prompt(("s",), TOOLS, (*conversation()[:1], response.message)))
+    assert unthinking["messages"][1]["content"] == content[1:]
 
 
 @pytest.mark.parametrize(

@@ -89,12 +89,9 @@ class ProviderProfile:
     @property
     def earlier_reasoning(self) -> EarlierReasoning:
         """How the next request counts the reasoning already in the history (``ThinkingCaps``):
-        ``reasoning_content`` goes back only while the model thinks, and so do Claude's thinking blocks
-        (a request that does not think is sent none: ``anthropic.thinking.without_thinking``), so with
-        thinking off none counts."""
+        ``reasoning_content`` goes back only while the model thinks, so with thinking off none counts."""
         caps = self.thinking_caps
-        sent_only_thinking = caps.reasoning_content or self.wire == "anthropic"
-        return "none" if sent_only_thinking and not self.thinks else caps.earlier_reasoning
+        return "none" if caps.reasoning_content and not self.thinks else caps.earlier_reasoning
 
     @property
     def lifetime(self) -> float:

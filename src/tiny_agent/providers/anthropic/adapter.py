@@ -163,7 +163,8 @@ class AnthropicProvider:
                 body["tool_choice"] = {"type": "none"}
         body["messages"] = since_compaction(flat)  # the API drops what comes before the newest one
         caps, thinking = self._profile.thinking_caps, self._profile.thinking
-        thinks = self._profile.thinks and not opens_cold(body["messages"])
+        # Claude's rules (DeepSeek's Messages format thinks by its own measure, and asks for none of them).
+        thinks = self._profile.thinks and (caps.own_measure or not opens_cold(body["messages"]))
         if self._profile.thinks and not thinks:  # thinking starts when the loop begun without it ends
             thinking = cold(thinking, caps.own_measure)
         if caps.thinks:  # a model without thinking is sent no switch for it, not even off
