@@ -13,7 +13,6 @@ from tiny_agent.agent.settings import DEFAULT_MAX_OUTPUT_CHARS, RunSettings, com
 from tiny_agent.context.byte_cause import thinking_consequence
 from tiny_agent.context.config import ContextConfig
 from tiny_agent.context.engine import Context
-from tiny_agent.context.entries import RunChange
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.replayed import Unnamed
 from tiny_agent.context.session import Session
@@ -25,7 +24,7 @@ from tiny_agent.providers.base import Provider
 from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import resolve_provider
-from tiny_agent.providers.thinking import Thinking, parse_thinking, thinking_key, thinking_of_key
+from tiny_agent.providers.thinking import Thinking, parse_thinking, thinking_key
 from tiny_agent.providers.thinking_check import THINKING, SettingRefused
 from tiny_agent.providers.thinking_sent import sent_switches
 from tiny_agent.store.base import Store
@@ -33,6 +32,7 @@ from tiny_agent.tools.shell import shell_mode, shell_tool
 from tiny_agent.tools.toolbox import Tool, ToolFailure
 from tiny_agent.tools.toolset import Toolset
 from tiny_agent.tools.workspace import Workspace
+from tiny_agent.whatif.thinking import sent_with
 
 __all__ = [
     "CACHE_NOTE",
@@ -71,23 +71,11 @@ def sent_thinking(context: Context) -> Thinking | None:
     last = context.state.last_done
     if last is None:
         return None
-    opened = last[0]
-    key = opened.fingerprint.get("thinking")
     try:
-        if isinstance(key, str):
-            unnamed = Unnamed.of((e.seq, v) for e in context.entries for v in read(e))
-            return thinking_of_key(key, unnamed.at(opened.seq))
-        # No key: the model's default, or (a log written before keys named an effort alone) the run
-        # settings in force at that call, as ``whatif.thinking.recorded_thinking`` reads them.
-        run: dict[str, Any] = {}
-        for entry in context.entries:
-            if entry.seq >= opened.seq:
-                break
-            for value in read(entry):
-                if isinstance(value, RunChange):
-                    run.update(value.settings)
-        return parse_thinking(run.get("thinking"), run.get("thinking_display"), run.get("effort"))
-    except TinyAgentError:
+        typed = [(e, read(e)) for e in context.entries]
+        unnamed = Unnamed.of((e.seq, v) for e, values in typed for v in values)
+        return sent_with([(e, values) for e, values in typed if e.seq <= last[0].seq], unnamed)
+    except TinyAgentError:  # an entry this version cannot read
         return None
 
 

@@ -21,7 +21,7 @@ from tiny_agent.providers.thinking import OFF, Thinking, parse_thinking, thinkin
 from tiny_agent.providers.thinking_check import checked
 from tiny_agent.types import Entry
 
-__all__ = ["call_thinking", "check_thinks", "recorded_thinking", "thinking_on"]
+__all__ = ["call_thinking", "check_thinks", "recorded_thinking", "sent_with", "thinking_on"]
 
 _RUN_KEYS = ("thinking", "thinking_display", "effort")
 """The run settings (``agent.settings.RunSettings``) a run builds its thinking from."""
@@ -31,12 +31,21 @@ def recorded_thinking(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], unnam
     """The settings the session's newest turn call rendered (with the binding ``unnamed`` reads where
     its key names none); where its calls name none (a Responses session recorded before its
     effort was in the fingerprint), the run's settings; else the model's default."""
+    found = sent_with(typed, unnamed, "turn")
+    return OFF if found is None else found  # settings this version does not know: the model's default
+
+
+def sent_with(
+    typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], unnamed: Unnamed, purpose: str | None = None
+) -> Thinking | None:
+    """The settings the newest call of ``typed`` (of ``purpose``; None: any) was sent with, read as
+    ``recorded_thinking`` says; None where they are settings this version does not know."""
     key: str | None = None
     run: dict[str, Any] = {}
     seq = 0
     for entry, values in typed:
         for value in values:
-            if isinstance(value, CallOpened) and value.purpose == "turn":
+            if isinstance(value, CallOpened) and purpose in (None, value.purpose):
                 named = value.fingerprint.get("thinking")
                 key, seq = named if isinstance(named, str) else None, entry.seq
             elif isinstance(value, RunChange):
@@ -47,7 +56,7 @@ def recorded_thinking(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], unnam
         if any(run.get(k) is not None for k in _RUN_KEYS):
             return parse_thinking(run.get("thinking"), run.get("thinking_display"), run.get("effort"))
     except ConfigError:
-        pass  # settings this version does not know: the model's default
+        return None
     return OFF
 
 
