@@ -383,3 +383,21 @@ def test_the_configuration_page_quotes_the_set_by_suffix_as_it_is_printed(
     argv = ["--provider", "deepseek", "--base-url", NOWHERE, "--no-session", "--workspace", str(tmp_path), "hi"]
     assert main(argv) == 2
     assert one_line(capsys).endswith(quoted[1].replace(quoted[2], str(tmp_path)))
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "says"),
+    [
+        ("anthropic", "fable", "fable is not a model id tiny-agent knows, so it declares no thinking for it"),
+        ("moonshot", "kimi-k2-thinking", "kimi-k2-thinking was discontinued in 2026: name a model served today"),
+        ("openai", "gpt-4.1", "gpt-4.1 does not think: leave out --thinking adaptive"),
+    ],
+)
+def test_a_model_that_takes_no_thinking_says_why(
+    provider: str, model: str, says: str, capsys: pytest.CaptureFixture[str], keys: None
+) -> None:
+    """A short name or a typo is not called a model that does not think; a discontinued id names its successor."""
+    argv = ["--provider", provider, "--model", model, "--base-url", NOWHERE, "--thinking", "adaptive", "hi"]
+    assert main(argv) == 2
+    line = one_line(capsys)
+    assert line.startswith(f"tiny-agent: {says}"), line

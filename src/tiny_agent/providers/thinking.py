@@ -149,6 +149,8 @@ class ThinkingCaps:
     models): ``--thinking off`` is sent as ``off_effort``, or refused where there is none."""
     off_effort: str | None = None
     """The effort that turns reasoning off (``none`` from GPT-5.1 on; ``minimal``, its least, on GPT-5)."""
+    local: bool = False
+    """The embedded model (llama.cpp): it takes no reasoning settings, whatever it is called."""
     sent_on: str = ""
     """Where tiny-agent sends this model's reasoning settings when not on this wire (Claude's: on the
     Messages API only): a refusal says so."""

@@ -4,14 +4,30 @@ reason."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from tiny_agent.providers.thinking import EFFORTS, NO_THINKING, EarlierReasoning, ThinkingCaps
 
-__all__ = ["CLAUDE_EFFORTS", "OPENAI_EFFORTS", "openai_reasons", "thinking_caps"]
+__all__ = ["CLAUDE_EFFORTS", "DISCONTINUED", "OPENAI_EFFORTS", "openai_reasons", "thinking_caps"]
 
 CLAUDE_EFFORTS = ("low", "medium", "high", "max")
 OPENAI_EFFORTS = ("low", "medium", "high")
+
+_KIMI_NOW = "kimi-k2.6, which thinks by default"
+DISCONTINUED = {
+    m: _KIMI_NOW
+    for m in (
+        "kimi-k2-0711-preview",
+        "kimi-k2-0905-preview",
+        "kimi-k2-turbo-preview",
+        "kimi-k2-thinking",
+        "kimi-k2-thinking-turbo",
+        "kimi-latest",
+    )
+}
+"""Model ids discontinued by their maker, with what serves today (reasoning facts, section 6)."""
+LOCAL = dataclasses.replace(NO_THINKING, local=True)
 
 _PRESERVED = ("fable-5", "opus-5", "sonnet-5", "haiku-5", "mythos-5")
 _ADAPTIVE = ("opus-4-6", "opus-4-7", "sonnet-4-6", *_PRESERVED)
@@ -29,7 +45,7 @@ def thinking_caps(name: str, model: str, wire: str = "") -> ThinkingCaps:
     DeepSeek model over the Messages wire has DeepSeek's switches there, not Claude's table."""
     m = model.lower()
     if name == "local":
-        return NO_THINKING
+        return LOCAL
     if m.startswith("claude"):
         return _claude_caps(m, wire)
     if name == "deepseek" or m.startswith("deepseek"):

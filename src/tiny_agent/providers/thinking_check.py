@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import NoReturn
 
 from tiny_agent.errors import ConfigError
+from tiny_agent.providers.pricing import maker_of
 from tiny_agent.providers.thinking import MIN_BUDGET, Thinking, ThinkingCaps
+from tiny_agent.providers.thinking_caps import DISCONTINUED
 
 __all__ = ["BINDING", "DISPLAY", "EFFORT", "THINKING", "SettingRefused", "checked"]
 
@@ -37,10 +39,24 @@ def checked(thinking: Thinking, caps: ThinkingCaps, model: str) -> Thinking:
     if caps.effort_only and (thinking.mode != "default" or (thinking.effort and not caps.efforts)):
         _check_effort_only(thinking, caps, model)
     if not (caps.thinks or caps.effort_only) and asked:
-        _refuse(f"{model} does not think: leave out {_listed(asked)}", *asked)
+        _refuse(_does_not_think(model, caps, _listed(asked)), *asked)
     _check_model(thinking, caps, model)
     _check_thinking_on(thinking, caps)
     return thinking
+
+
+def _does_not_think(model: str, caps: ThinkingCaps, asked: str) -> str:
+    """Why ``model`` takes no reasoning settings: discontinued, an id no maker's catalogue has (a
+    short name, a typo), or a model that does not think."""
+    successor = DISCONTINUED.get(model.lower())
+    if successor:
+        return f"{model} was discontinued in 2026: name a model served today ({successor}), or leave out {asked}"
+    if not caps.local and maker_of(model) is None:
+        return (
+            f"{model} is not a model id tiny-agent knows, so it declares no thinking for it: give the full id "
+            f"(for example claude-sonnet-5, deepseek-v4-flash or kimi-k2.6), or leave out {asked}"
+        )
+    return f"{model} does not think: leave out {asked}"
 
 
 def _refuse(line: str, *given: str, turn_on: str = "") -> NoReturn:
