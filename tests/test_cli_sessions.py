@@ -306,3 +306,24 @@ def test_an_export_in_a_wire_format_is_a_legal_request(
     main(["lint", str(exported), "--json"])  # a short prefix below the cache minimum is only a warning
     findings = json.loads(capsys.readouterr().out)["findings"]
     assert not [f for f in findings if f["severity"] == "error"], findings
+
+
+def test_a_task_asked_again_after_no_reply_is_in_the_log_once(
+    workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run that stopped before any reply (the API was down) keeps its task; asking it again on resume
+    retries it rather than sending it twice. A task that was answered is a new turn as before."""
+    from tiny_agent.errors import ProviderError
+
+    feed(script, ProviderError("anthropic: cannot connect"))
+    assert main(["what is in notes.txt?"]) != 0
+    sid = sessions()[0]["id"]
+    feed(script, Message.assistant("It says buy milk."))
+    assert main(["--resume", sid, "what is in notes.txt?"]) == 0
+    asked = json.dumps(script[-1].requests[0]["messages"])
+    assert asked.count("what is in notes.txt?") == 1, asked
+    feed(script, Message.assistant("Still milk."))
+    assert main(["--resume", sid, "what is in notes.txt?"]) == 0
+    assert json.dumps(script[-1].requests[0]["messages"]).count("what is in notes.txt?") == 2
+    with SQLiteStore(store_path()) as store:
+        assert sum(1 for e in store.entries(sid) if e.kind == "user") == 2

@@ -150,7 +150,8 @@ class Agent:
                 self.context.check_task(self.provider, task)  # an over-size task never joins the log
             except RequestTooLarge as exc:
                 raise TooLarge(str(exc), error=exc) from exc
-            self.context.add_user(task)
+            if self.context.unanswered() != task:  # asked again after no reply came: in the log once
+                self.context.add_user(task)
             self._loop(result)
         except StopRun as stop:
             result.stop, result.detail, result.error = stop.stop, stop.detail, stop.error

@@ -160,6 +160,14 @@ class Conversation:
     def add_user(self, text: str) -> None:
         self.add(Message.user(text))
 
+    def unanswered(self) -> str | None:
+        """The newest input's text while no reply has followed it (a run stopped before its first
+        answer, a process killed while it waited); else None."""
+        last = self._state.messages[-1] if self._state.messages else None
+        if last is None or last.role != "user" or last.tool_results:
+            return None
+        return last.text
+
     def add_assistant(self, message: Message | ModelResponse) -> None:
         self.add(message.message if isinstance(message, ModelResponse) else message)
 
