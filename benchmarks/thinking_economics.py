@@ -122,8 +122,9 @@ def requests_with_thinking_dropped(rules: ThinkingRules) -> int:
     return sum(1 for t in rules.transformations if thinking_blocks_dropped(t))
 
 
-SWEEP_WORDS = (0, 10, 40, 160)
-"""Words of thinking per reply for the sweep (the fake thinks the same length in every reply)."""
+SWEEP_WORDS = (0, 10, 30, 35, 40, 160)
+"""Words of thinking per reply for the sweep (the fake thinks the same length in every reply); 30 and
+35 bracket where the whole-bill drift crosses 10%."""
 
 
 def sweep() -> list[dict[str, Any]]:
