@@ -140,6 +140,17 @@ def test_a_prefix_below_the_minimum() -> None:
     assert "1,024 tokens" in miss
 
 
+def test_a_read_that_covers_a_prefix_below_the_minimum_is_no_miss() -> None:
+    """An interrupted stream can leave a longer prefix cached on the server than the last answered
+    request sent: a call that reads all the previous request sent (and more) missed nothing."""
+    ctx = context(system="Be brief.")
+    ctx.add_user("go")
+    turn(ctx, ScriptedProvider(reads(1), model=MODEL))
+    sent = ctx.ledger.calls[-1].usage.input_tokens
+    warm = ModelResponse(tool_call("read_file", "c1", path="x"), Usage(sent + 100, 10, sent + 95, 5), "tool_use", MODEL)
+    assert turn(ctx, ScriptedProvider([warm], model=MODEL)) is None
+
+
 def test_more_blocks_than_the_lookback() -> None:
     ctx = context()
     ctx.add_user("go")

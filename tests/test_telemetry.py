@@ -232,3 +232,26 @@ def test_the_run_span_totals_the_thinking_and_the_cache_writes(tmp_path: Path) -
     assert totals["gen_ai.usage.reasoning.output_tokens"] == sum(c.usage.reasoning_tokens or 0 for c in calls)
     assert totals["gen_ai.usage.cache_creation.input_tokens"] == sum(c.usage.cache_write_tokens or 0 for c in calls)
     assert totals["gen_ai.usage.output_tokens"] == sum(c.usage.output_tokens or 0 for c in calls)
+
+
+def test_a_collector_that_is_down_is_one_line_and_a_url_after_otel_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing listens at the endpoint: the run ends as usual with one line of ours, not the SDK's
+    retries and tracebacks; ``--otel URL`` would make the URL the task's first word: refused."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ENV["ANTHROPIC_API_KEY"])
+    monkeypatch.setenv(telemetry.ENDPOINT_ENV, "http://127.0.0.1:9")
+    with BillingFake([tour(tmp_path, "nu", 2)]) as fake:
+        args = ["--provider", "anthropic", "--base-url", fake.url("r", "anthropic"), "--workspace", str(tmp_path)]
+        args += ["--store", str(tmp_path / "s.db")]
+        assert main([*args, "tour the nu files"]) == 0
+        err = capsys.readouterr().err
+        said = [line for line in err.splitlines() if "OpenTelemetry" in line or "rror" in line or "ransient" in line]
+        assert said == [
+            "tiny-agent: warning: OpenTelemetry spans could not be sent to http://127.0.0.1:9/v1/traces (is a "
+            "collector listening there?); the run is not affected, and no more are sent"
+        ], err
+        assert main([*args, "--otel", "http://127.0.0.1:9", "tour the nu files"]) == 2
+        err = capsys.readouterr().err
+        assert "--otel takes no value" in err and "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9" in err
+        assert len(fake.bills("r")) == 3, "the refused run sent nothing"

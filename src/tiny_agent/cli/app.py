@@ -9,6 +9,7 @@ A user's mistake is one line that says what to fix (exit 2), never a traceback.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -135,6 +136,11 @@ def run_command(ctx: click.Context, /, task: tuple[str, ...], **opts: Any) -> in
     """Run TASK in the workspace until the model answers. TASK "-" (or none, with input piped in)
     reads the task from stdin; with both, the piped text is added below the task as context."""
     opts = with_file_settings(ctx, opts)
+    if opts.get("otel") and len(task) > 1 and re.fullmatch(r"https?://\S+", task[0]):
+        raise click.UsageError(
+            f"--otel takes no value ({task[0]} would start the task): send spans elsewhere with "
+            f"OTEL_EXPORTER_OTLP_ENDPOINT={task[0]}"
+        )
     text = piped_task(task)
     if text is None:
         if stdin_is_terminal() and not opts["as_json"]:

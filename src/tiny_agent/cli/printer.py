@@ -127,6 +127,8 @@ class Printer:
         # The pool's own warnings (one per failed reconnect, a traceback's worth each) say again what
         # the PostgreSQL store reports in one line.
         logging.getLogger("psycopg.pool").setLevel(logging.DEBUG if verbose else logging.ERROR)
+        # The OTLP exporter logs each retry and failure at length; the telemetry says it in one line.
+        logging.getLogger("opentelemetry").setLevel(logging.DEBUG if verbose else logging.CRITICAL)
         self._warnings = WarningLines(self.line).__enter__()  # a line of its own, also mid-answer
 
     def close(self) -> None:

@@ -86,7 +86,10 @@ def diagnose(
         return None
     rules, model = profile.cache, profile.model
     expected = before.input_tokens
-    if expected >= rules.min_tokens and read_enough(usage.cache_read_tokens, expected, rules):
+    read = usage.cache_read_tokens
+    # Below the minimum nothing the previous request sent was cached, unless the call read it anyway
+    # (a stream cut after the server wrote its prefix): a read that covers it is no miss.
+    if read_enough(read, expected, rules) and (expected >= rules.min_tokens or read > 0):
         return None
     breaks = _simulated(before, rendered, profile)
     lead = leading_break(breaks, profile.wire) if breaks is not None else None

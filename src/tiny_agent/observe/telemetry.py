@@ -15,6 +15,7 @@ extra (``pip install 'tiny-agent[otel]'``), imported only when telemetry is aske
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -26,6 +27,7 @@ from tiny_agent.errors import ConfigError
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
     from opentelemetry.trace import Span
 
 __all__ = ["ENDPOINT_ENV", "INSTALL_HINT", "Telemetry", "available", "otlp_tracer_provider", "wanted"]
@@ -33,6 +35,11 @@ __all__ = ["ENDPOINT_ENV", "INSTALL_HINT", "Telemetry", "available", "otlp_trace
 ENDPOINT_ENV = "OTEL_EXPORTER_OTLP_ENDPOINT"
 INSTALL_HINT = "OpenTelemetry export needs the otel extra: pip install 'tiny-agent[otel]'"
 _FAILED_STOPS = ("provider_error", "illegal_request")
+_TIMEOUT_ENVS = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
+SEND_TIMEOUT = 3.0
+"""Seconds an export may take, retries included, where no ``OTEL_EXPORTER_OTLP_*TIMEOUT`` says: the
+SDK's 10 would hold a short run's exit that long when no collector listens."""
+log = logging.getLogger(__name__)
 
 
 def available() -> bool:
@@ -60,8 +67,40 @@ def otlp_tracer_provider(endpoint: str | None = None) -> TracerProvider:
 
     named = {} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": "tiny-agent"}
     provider = TracerProvider(resource=Resource.create(named))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+    timeout = None if any(os.environ.get(name) for name in _TIMEOUT_ENVS) else SEND_TIMEOUT
+    exporter = OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
+    provider.add_span_processor(BatchSpanProcessor(_reported(exporter, getattr(exporter, "_endpoint", endpoint))))
     return provider
+
+
+def _reported(inner: SpanExporter, endpoint: str | None) -> SpanExporter:
+    """``inner``, whose first failed export is one warning line of ours, after which it is not tried
+    again: a collector that is down must not hold the process for the SDK's retries at every batch."""
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    class Reported(SpanExporter):
+        failed = False
+
+        def export(self, spans: Any) -> SpanExportResult:
+            if self.failed:
+                return SpanExportResult.FAILURE
+            result = inner.export(spans)
+            if result is not SpanExportResult.SUCCESS:
+                self.failed = True
+                log.warning(
+                    "warning: OpenTelemetry spans could not be sent to %s (is a collector listening there?); "
+                    "the run is not affected, and no more are sent",
+                    endpoint or "the OTLP endpoint",
+                )
+            return result
+
+        def shutdown(self) -> None:
+            inner.shutdown()
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return inner.force_flush(timeout_millis)
+
+    return Reported()
 
 
 class Telemetry:
