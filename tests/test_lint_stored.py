@@ -76,3 +76,19 @@ def test_an_unsigned_block_in_a_stored_session_or_an_export_is_a_finding(
     out = capsys.readouterr()
     assert "error thinking-unsigned: messages[1].content[0] has no signature" in out.out
     assert "illegal request" not in out.err
+
+
+def test_replay_of_such_a_session_says_what_to_do_in_one_line(
+    thought: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export, sid = thought
+    db = tmp_path / "imported.db"
+    assert main(["sessions", "import", str(export), "--store", str(db)]) == 0
+    capsys.readouterr()
+    assert main(["replay", sid[:8], "--store", str(db)]) == 2
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("tiny-agent: ")]
+    assert said == [
+        f"tiny-agent: session {sid[:12]} cannot be replayed: its log holds a request the API refuses "
+        "(thinking-unsigned: messages[1].content[0] has no signature); lint names the call: "
+        f"tiny-agent lint --session {sid[:12]}"
+    ]
