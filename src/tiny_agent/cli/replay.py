@@ -9,7 +9,7 @@ import click
 
 from tiny_agent.cli.options import existing_store, given, store_option
 from tiny_agent.cli.param_types import CompactAt, PolicyName, Positive
-from tiny_agent.errors import ConfigError, UnreadableEntry
+from tiny_agent.errors import ConfigError, IllegalRequestError, UnreadableEntry
 from tiny_agent.providers.cache_rules import TTLS
 from tiny_agent.providers.registry import PROVIDER_NAMES
 from tiny_agent.store import open_store
@@ -101,10 +101,16 @@ def replay_command(
         flag = both[0].replace("_", "-")
         raise click.UsageError(f"--{flag} and the sweep's {flag}= both set {flag}: keep one of them")
     session, recording = _recording(store, session_id)
-    if sweeping:
-        _print_sweep(session, sweep(recording, grid, policy), as_json)
-        return 0
-    result = replay(recording, policy)
+    try:
+        if sweeping:
+            _print_sweep(session, sweep(recording, grid, policy), as_json)
+            return 0
+        result = replay(recording, policy)
+    except IllegalRequestError as exc:  # a log edited after the fact: no engine would have sent it
+        raise ConfigError(
+            f"session {session[:12]} cannot be replayed: its log holds a request the API refuses "
+            f"({'; '.join(exc.violations)}); lint names the call: tiny-agent lint --session {session[:12]}"
+        ) from exc
     if as_json:
         click.echo(json.dumps({"session": session, **result.to_dict()}, ensure_ascii=False))
     else:

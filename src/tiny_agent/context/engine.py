@@ -128,11 +128,12 @@ class Context(Conversation):
         """The exact body ``provider`` would send now, checked; repaired if the check finds a fault."""
         return self.legal(calling.on_the_wire(self, prompt or self.prompt(), provider), provider).body
 
-    def legal(self, prompt: Prompt, provider: Provider, *, sending: bool = True) -> Rendered:
+    def legal(self, prompt: Prompt, provider: Provider, *, sending: bool = True, strict: bool = True) -> Rendered:
         """``prompt`` rendered as it will really be sent: repaired if the check found a fault
         (``sending=False``: only measured, as ``/context`` does between turns, so no warning).
 
-        Raises IllegalRequestError when even the repaired body breaks the protocol.
+        Raises IllegalRequestError when even the repaired body breaks the protocol, unless not
+        ``strict`` (``lint`` reads such a body, its problems in ``problems``).
         """
         rendered = self.renderer.render(prompt, provider)
         if rendered.legal:
@@ -140,7 +141,7 @@ class Context(Conversation):
         (log.warning if sending else log.debug)("repairing an illegal request: %s", "; ".join(rendered.problems))
         fixed = tuple(repair(prompt.messages))
         rendered = self.renderer.render(dataclasses.replace(prompt, messages=fixed, cache=plan_cache(fixed)), provider)
-        if not rendered.legal:
+        if not rendered.legal and strict:
             raise IllegalRequestError(list(rendered.problems))
         return rendered
 

@@ -42,7 +42,7 @@ class Redrawer(Protocol):
     @property
     def entries(self) -> Sequence[Entry]: ...
 
-    def legal(self, prompt: Prompt, provider: Provider, *, sending: bool = True) -> Rendered: ...
+    def legal(self, prompt: Prompt, provider: Provider, *, sending: bool = True, strict: bool = True) -> Rendered: ...
 
     def replayed_prompt(self, before_seq: int, state: State | None = None) -> Prompt: ...
 
@@ -114,9 +114,12 @@ def written_now(opened: CallOpened, unnamed: str) -> CallOpened:
     return dataclasses.replace(opened, fingerprint={**opened.fingerprint, "thinking": named_key(key, unnamed)})
 
 
-def redrawn_request(engine: Redrawer, seq: int, opened: Recorded, provider: Provider) -> Rendered:
+def redrawn_request(
+    engine: Redrawer, seq: int, opened: Recorded, provider: Provider, *, strict: bool = True
+) -> Rendered:
     """The turn request of the ``call`` entry ``seq`` rendered again by ``provider`` (see
-    ``recorded_adapter``). ``IllegalRequestError`` if even its repair breaks the protocol."""
+    ``recorded_adapter``). ``IllegalRequestError`` if even its repair breaks the protocol, unless not
+    ``strict``: then the body as rendered, for ``lint`` to report what the API would refuse in it."""
     entries = engine.entries
     earlier = State.of(e for e in entries if e.seq < seq)
     prompt = engine.replayed_prompt(seq, earlier)
@@ -128,4 +131,4 @@ def redrawn_request(engine: Redrawer, seq: int, opened: Recorded, provider: Prov
         cache_key=f"tiny-agent-{entries[0].id}" if entries else prompt.cache_key,
         omit=prompt.omit | earlier.refused.get(opened.model, frozenset()),
     )
-    return engine.legal(prompt, provider, sending=False)
+    return engine.legal(prompt, provider, sending=False, strict=strict)

@@ -12,6 +12,7 @@ only context, providers, store and types. matplotlib is imported only by ``obser
 - ``lint``: what will cost money or fail in a request body, found before anything is spent.
 - ``lint_breaks``: how to fix each cause of a miss between two bodies (lint's rules between bodies).
 - ``lint_inputs``: what lint reads (JSON, JSONL, stdin, a session export with its answers' times).
+- ``lint_volatile``: the dates, times and ids in a cached prefix (lint's ``volatile-in-prefix``).
 - ``plot``: pictures of a look back, drawn on matplotlib's Agg canvas.
 - ``record``: a recording proxy: another program's model calls stored as a session.
 - ``record_prefix``: what the recorder reads off a body: its layers' fingerprint, the cause of a miss.

@@ -6,23 +6,25 @@ A miss never throws; it shows on the invoice. Each hazard gets a rule id, severi
   ``ttl-order``, ``breakpoint-on-uncacheable`` (errors); ``volatile-in-prefix`` (a date, time, id
   in the cached prefix: a warning in tools and system, a hint in history), ``below-minimum``,
   ``no-breakpoint``, ``wire-mismatch`` (another wire's body than ``wire``) (warnings);
-- between consecutive bodies (files, a JSON list, JSONL, stdin, a session): every cause the later
-  would not read what the earlier cached, with its place, from ``providers.cache_breaks`` (the one
-  finder the view uses too); over the sequence, a thinking block sent after another prefix than it
-  first was (``thinking-rebound``). docs/lint.md lists every rule with what it means.
+- between consecutive bodies (files, a JSON list, JSONL, stdin, a session), the earlier being the
+  newest the API accepted: every cause the later would not read what the earlier cached, with its
+  place, from ``providers.cache_breaks`` (the one finder the view uses too); a thinking block edited
+  (``thinking-modified``), or sent after another prefix than it first was (``thinking-rebound``).
+  docs/lint.md lists every rule with what it means.
 A body is clean with no error or warning (``info`` is a hint); tokens: ``prefix.block_tokens``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from tiny_agent.observe.lint_breaks import REASONING_FIXES, fix_for, sequence_findings
 from tiny_agent.observe.lint_inputs import load_bodies, load_timed
+from tiny_agent.observe.lint_volatile import FIX_VOLATILE, volatile_values
 from tiny_agent.providers.base import Wire
 from tiny_agent.providers.cache_breaks import prefix_breaks, unmarkable
 from tiny_agent.providers.cache_expiry import expired
@@ -47,34 +49,6 @@ __all__ = [
 ]
 
 Severity = Literal["error", "warning", "info"]
-
-_VOLATILE: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("an ISO timestamp", re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")),
-    ("a UUID", re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")),
-    ("a date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")),
-    (
-        "a date",
-        re.compile(
-            r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?,? \d{4}\b"
-            r"|\b\d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* \d{4}\b"
-        ),
-    ),
-    ("a time of day", re.compile(r"\b\d{1,2}:\d{2}:\d{2}\b|\b\d{1,2}:\d{2} ?(?:[AaPp][Mm]|UTC|GMT)\b")),
-    ("a Unix epoch time", re.compile(r"(?<![\d.])1[5-9]\d{8}(?:\d{3})?(?![\d.])")),
-    ("a long hex id", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{16,}\b")),
-    ("a random id", re.compile(r"(?<![\w-])[A-Za-z0-9_-]{20,}(?![\w-])")),
-)
-_DIGIT_RUN = re.compile(r"\d+")
-_SYSTEM_ROLES = ("system", "developer")
-_SKIP_KEYS = frozenset(
-    {"id", "tool_use_id", "tool_call_id", "type", "cache_control", "role", "signature", "encrypted_content"}
-)
-"""Ids, markers, and what a provider signed or encrypted: sent back byte for byte, never moved."""
-_OPAQUE_BLOCKS = frozenset({"redacted_thinking"})
-_FIX_VOLATILE = (
-    "move it after the last cache breakpoint (into the newest user message) or drop it: a prefix cache only "
-    "hits on identical bytes, so a value that changes per request makes every request a full-price miss"
-)
 
 
 @dataclass(frozen=True)
@@ -125,7 +99,9 @@ def lint_body(body: Mapping[str, Any], wire: Wire | None = None, model: str | No
     blocks = fmt.prefix_blocks(body, block_tokens)
     # A wire whose marks are optional (OpenAI's) is not held to the breakpoint rules.
     marks = breakpoints(body, blocks) if fmt.marks_required else []
-    findings.extend(_volatile(blocks, max((i for i, _ in marks), default=-1)))
+    for path, severity, message, excerpt in volatile_values(blocks, max((i for i, _ in marks), default=-1)):
+        level: Severity = "warning" if severity == "warning" else "info"
+        findings.append(Finding("volatile-in-prefix", level, path, message, excerpt, FIX_VOLATILE))
     fix = "move the cache_control to the nearest text, image, tool_use or tool_result block before it"
     for block in unmarkable(blocks, fmt.name):
         what = f"a cache breakpoint on a {block.data.get('type') or 'block'} block, which may not carry one"
@@ -141,26 +117,34 @@ def lint_bodies(
     model: str | None = None,
     sources: Sequence[str] | None = None,
     times: Sequence[float | None] | None = None,
+    accepted: Sequence[bool] | None = None,
 ) -> list[Finding]:
-    """Each body's findings, then what changes between consecutive bodies (sent in this order).
-    ``times``: when each body's answer came (a stored session's), so an expired entry is found too."""
+    """Each body's findings and what changed since the body before it, in the order sent. ``times``: when
+    each body's answer came (a stored session's), so an expired entry is found too; ``accepted``: whether
+    the API took each (default: all). A refused body is linted and compared, but the next is compared
+    with the newest accepted one, as the per-call miss line compares it (the refused one cached nothing)."""
     findings: list[Finding] = []
-    for i, body in enumerate(bodies):
-        source = sources[i] if sources else None
-        findings.extend(replace(f, request=i, source=source) for f in lint_body(body, wire, model))
     last: dict[str, tuple[Mapping[str, Any], float | None]] = {}
     sequences: dict[str, Sequenced] = {}
     for i, body in enumerate(bodies):
-        source, own = sources[i] if sources else None, wire or detect_wire(body)
-        at = times[i] if times else None
+        own, at, took = wire or detect_wire(body), times[i] if times else None, accepted[i] if accepted else True
+        alone = lint_body(body, wire, model)
         changes = _changes(last[own][0], body, own, model, _idle(last[own][1], at)) if own in last else []
         # each wire's bodies against that wire's earlier ones: the other is another cache, another API
         rules = sequences.setdefault(own, reasoning_sequence(own))
-        moved = sequence_findings(rules, body, model or str(body.get("model") or ""))
-        changes += [Finding(rule, "error", path, message, "", fix) for rule, path, message, fix in moved]
-        findings.extend(replace(f, request=i, source=source) for f in changes)
-        last[own] = (body, at)
+        moved = sequence_findings(rules, body, model or str(body.get("model") or ""), took)
+        # a thinking block edited is the thinking rule's error, not a cache warning; one unsigned is told once
+        edited = {path for rule, path, _, _ in moved if rule == "thinking-modified"}
+        unsigned = {found for f in alone if f.rule == "thinking-unsigned" for found in _PLACE.findall(f.message)}
+        changes = [f for f in changes if f.rule != "message-edited" or f.path not in edited]
+        changes += [Finding(r, "error", path, said, "", fix) for r, path, said, fix in moved if path not in unsigned]
+        findings.extend(replace(f, request=i, source=sources[i] if sources else None) for f in [*alone, *changes])
+        if took:
+            last[own] = (body, at)
     return findings
+
+
+_PLACE = re.compile(r"messages\[\d+\]\.content\[\d+\]")
 
 
 def _idle(before: float | None, now: float | None) -> float | None:
@@ -168,19 +152,26 @@ def _idle(before: float | None, now: float | None) -> float | None:
 
 
 def lint_session(store: Store, session_id: str, wire: Wire | None = None, model: str | None = None) -> list[Finding]:
-    """Lint a stored session's requests, each re-rendered from its log as it was sent, in order."""
+    """Lint a stored session's requests, each re-rendered from its log as it was sent, in order (a call
+    with no answer was refused: no later body is compared with it)."""
     from tiny_agent.observe.view.data import SessionView
 
     info = store.get(session_id)
     timed = SessionView.of(info, store.entries(info.id)).timed_bodies()
-    return lint_bodies([b for _, b, _ in timed], wire, model, [s for s, _, _ in timed], [t for _, _, t in timed])
+    return _timed(wire, model, [(s, b, t, t is not None) for s, b, t in timed])
 
 
 def lint_files(paths: Iterable[str | Path], wire: Wire | None = None, model: str | None = None) -> list[Finding]:
     """Lint the bodies of several files as one sequence of requests, in the order given (an exported
-    session's with the times of its answers)."""
-    timed = [found for path in paths for found in load_timed(path)]
-    return lint_bodies([b for _, b, _ in timed], wire, model, [s for s, _, _ in timed], [t for _, _, t in timed])
+    session's with the times of its answers, and which of its calls were answered)."""
+    return _timed(wire, model, [found for path in paths for found in load_timed(path)])
+
+
+def _timed(
+    wire: Wire | None, model: str | None, timed: Sequence[tuple[str, Mapping[str, Any], float | None, bool]]
+) -> list[Finding]:
+    sources, bodies = [s for s, _, _, _ in timed], [b for _, b, _, _ in timed]
+    return lint_bodies(bodies, wire, model, sources, [t for _, _, t, _ in timed], [a for _, _, _, a in timed])
 
 
 def _legality(body: Mapping[str, Any], wire: WireFormat, model: str) -> list[Finding]:
@@ -203,53 +194,6 @@ def _legality(body: Mapping[str, Any], wire: WireFormat, model: str) -> list[Fin
         fix = "repair the history: every tool call answered right after it, roles alternating, a user turn last"
         out.append(Finding("illegal-order", "error", path, problem, "", fix))
     return out
-
-
-def _strings(data: Any, path: str) -> Iterator[tuple[str, str]]:
-    """(path, text) of every string inside ``data``, ids and markers skipped."""
-    if isinstance(data, str):
-        yield path, data
-    elif isinstance(data, Mapping) and data.get("type") not in _OPAQUE_BLOCKS:
-        for key, value in data.items():
-            if key not in _SKIP_KEYS:
-                yield from _strings(value, f"{path}.{key}")
-    elif isinstance(data, list):
-        for i, value in enumerate(data):
-            yield from _strings(value, f"{path}[{i}]")
-
-
-def _volatile(blocks: list[PrefixBlock], last_mark: int) -> list[Finding]:
-    scoped: list[tuple[PrefixBlock, Severity]] = []
-    for i, block in enumerate(blocks):
-        if block.layer in ("system", "tools"):
-            scoped.append((block, "warning"))
-        elif i <= last_mark and block.data.get("type") != "tool_use":
-            scoped.append((block, "info"))
-    out = []
-    for block, severity in scoped:
-        for path, text in _strings(block.data, block.path):
-            for what, pattern in _VOLATILE:
-                match = next((m for m in pattern.finditer(text) if _counts(what, m.group())), None)
-                if match is None:
-                    continue
-                where = "the tools" if path.startswith("tools") else "the cached prefix"
-                message = f"{what} ({match.group()!r}) in {where}"
-                out.append(Finding("volatile-in-prefix", severity, path, message, _excerpt(text, match), _FIX_VOLATILE))
-                break  # one finding per string: the first hazard is enough to act on
-    return out
-
-
-def _counts(what: str, value: str) -> bool:
-    """A random id is told from a long identifier (``getHTTPResponseCode2024``, ``max_retries_per_host``)
-    by its digits scattered in at least three places among upper and lower case letters."""
-    if what != "a random id":
-        return True
-    return len(_DIGIT_RUN.findall(value)) >= 3 and any(c.isupper() for c in value) and any(c.islower() for c in value)
-
-
-def _excerpt(text: str, match: re.Match[str], width: int = 30) -> str:
-    start, end = max(0, match.start() - width), min(len(text), match.end() + width)
-    return ("..." if start else "") + text[start:end].replace("\n", " ") + ("..." if end < len(text) else "")
 
 
 def _breakpoints(

@@ -51,6 +51,11 @@ REASONING_FIXES: dict[str, tuple[str | None, str]] = {
     "thinking-unsigned": (None, "send the thinking block back exactly as received, its signature included"),
     "thinking-disabled-final": (None, "keep thinking on until the tool loop ends with a new user turn"),
     "reasoning-content-missing": (None, "send each tool-call assistant message back with its reasoning_content"),
+    "thinking-modified": (
+        None,
+        "send each thinking and redacted_thinking block back exactly as the API returned it: its text, signature "
+        "and data unchanged (drop the whole block, never edit it)",
+    ),
     "thinking-rebound": (
         None,
         "send each thinking block after the prefix it was made on: after a compaction, the window (summary, "
@@ -61,11 +66,14 @@ REASONING_FIXES: dict[str, tuple[str | None, str]] = {
 """Reasoning rule -> (its path when not the message the problem names, the fix)."""
 
 
-def sequence_findings(rules: Sequenced, body: Mapping[str, Any], model: str) -> list[tuple[str, str, str, str]]:
-    """(rule, path, message, fix) of each reasoning rule ``body`` breaks after the bodies ``rules`` was
-    fed before it (``providers.reasoning_check.reasoning_sequence``)."""
+def sequence_findings(
+    rules: Sequenced, body: Mapping[str, Any], model: str, accepted: bool = True
+) -> list[tuple[str, str, str, str]]:
+    """(rule, path, message, fix) of each reasoning rule ``body`` breaks after the accepted bodies
+    ``rules`` was fed before it (``providers.reasoning_check.reasoning_sequence``); ``accepted``: the API
+    took ``body``, so the next is held to it."""
     out = []
-    for problem in rules.feed(body, model):
+    for problem in rules.feed(body, model, accepted):
         rule, message = problem.split(": ", 1)
         path = re.search(r"messages\[\d+\](?:\.content\[\d+\])?", message)
         out.append((rule, path.group() if path else "messages", message, REASONING_FIXES[rule][1]))

@@ -21,29 +21,30 @@ __all__ = ["load_bodies", "load_timed"]
 
 def load_bodies(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
     """(source, body) pairs of a JSON body or list, JSONL, ``-`` (stdin), or a session export."""
-    return [(source, body) for source, body, _ in load_timed(path)]
+    return [(source, body) for source, body, _, _ in load_timed(path)]
 
 
-def load_timed(path: str | Path) -> list[tuple[str, dict[str, Any], float | None]]:
-    """(source, body, when its answer came) of each body; the time is known only in an export."""
+def load_timed(path: str | Path) -> list[tuple[str, dict[str, Any], float | None, bool]]:
+    """(source, body, when its answer came, whether it was answered) of each body; the time is known
+    only in an export, which alone says a call was refused (no answer): any other body was taken."""
     text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
     path = Path("<stdin>" if str(path) == "-" else path)
     found = _timed(text, path)
     if not found:
         raise ConfigError(f"no request bodies in {path}: give a JSON body, a JSON list or JSONL of them")
-    for source, body, _ in found:
+    for source, body, _, _ in found:
         _check_body(source, body)
     return found
 
 
-def _timed(text: str, path: Path) -> list[tuple[str, Any, float | None]]:
+def _timed(text: str, path: Path) -> list[tuple[str, Any, float | None, bool]]:
     if not text.strip():
         return []
     if text.lstrip().startswith('{"format": "' + EXPORT_FORMAT):
         from tiny_agent.observe.view.data import SessionView
 
         info, entries = read_export(jsonl_lines(text), str(path))
-        return list(SessionView.of(info, entries).timed_bodies())
+        return [(s, b, t, t is not None) for s, b, t in SessionView.of(info, entries).timed_bodies()]
     if path.suffix != ".jsonl":
         try:
             data = json.loads(text)
@@ -53,14 +54,15 @@ def _timed(text: str, path: Path) -> list[tuple[str, Any, float | None]]:
         else:
             items = data if isinstance(data, list) else [data]
             return [
-                (f"{path}[{i}]" if isinstance(data, list) else str(path), item, None) for i, item in enumerate(items)
+                (f"{path}[{i}]" if isinstance(data, list) else str(path), item, None, True)
+                for i, item in enumerate(items)
             ]
-    out: list[tuple[str, Any, float | None]] = []
+    out: list[tuple[str, Any, float | None, bool]] = []
     for number, line in enumerate(jsonl_lines(text), 1):
         if not line.strip():
             continue
         try:
-            out.append((f"{path}:{number}", json.loads(line), None))
+            out.append((f"{path}:{number}", json.loads(line), None, True))
         except json.JSONDecodeError as exc:
             raise ConfigError(
                 f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno}); one body per line"

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from tiny_agent.providers.anthropic import binding as anthropic_binding
+from tiny_agent.providers.anthropic import resent as anthropic_resent
 from tiny_agent.providers.anthropic import thinking as anthropic_thinking
 from tiny_agent.providers.openai import reasoning as openai_reasoning
 from tiny_agent.providers.thinking import NO_THINKING, ThinkingCaps
@@ -18,13 +19,14 @@ __all__ = ["RULES", "Sequenced", "body_problems", "reasoning_problems", "reasoni
 
 class Sequenced(Protocol):
     """A wire's reasoning rules over a sequence of bodies: ``feed`` each in order, hear what it refuses
-    in that body given the ones before it (each problem starts with its rule id)."""
+    in that body given the accepted ones before it (each problem starts with its rule id); ``accepted``:
+    the API took the body (a refused one is checked, not held against the next)."""
 
-    def feed(self, body: Mapping[str, Any], model: str) -> list[str]: ...
+    def feed(self, body: Mapping[str, Any], model: str, accepted: bool = True) -> list[str]: ...
 
 
 class _NoRules:
-    def feed(self, body: Mapping[str, Any], model: str) -> list[str]:
+    def feed(self, body: Mapping[str, Any], model: str, accepted: bool = True) -> list[str]:
         return []
 
 
@@ -32,8 +34,13 @@ _CHECKS: Mapping[str, Callable[[Mapping[str, Any], bool | None, ThinkingCaps], l
     "anthropic": lambda body, thinks, caps: anthropic_thinking.thinking_problems(body),
     "openai": openai_reasoning.reasoning_problems,
 }
-_SEQUENCES: Mapping[str, Callable[[], Sequenced]] = {"anthropic": anthropic_binding.Bindings}
-RULES: Mapping[str, str] = {**anthropic_thinking.RULES, **anthropic_binding.RULES, **openai_reasoning.RULES}
+_SEQUENCES: Mapping[str, Callable[[], Sequenced]] = {"anthropic": anthropic_resent.Resent}
+RULES: Mapping[str, str] = {
+    **anthropic_thinking.RULES,
+    **anthropic_binding.RULES,
+    **anthropic_resent.RULES,
+    **openai_reasoning.RULES,
+}
 """Every reasoning rule id -> what it says (``lint`` reports them by id)."""
 
 

@@ -7,6 +7,7 @@
 - ``compaction``: server-side compaction (``compact_20260112``): the request field, the block, its usage.
 - ``check``: the Messages API's request rules on the exact body.
 - ``reply``: reading a Messages answer, whole or streamed.
+- ``resent``: each thinking block sent back as it came, checked across requests (``thinking-modified``).
 - ``wire``: the wire as a value (``ANTHROPIC``): prefix blocks, breakpoints, check, shape.
 - ``thinking``: extended thinking on the Messages wire.
 """

@@ -4,7 +4,7 @@ prefix is refused, "bound to a different conversation", and so is every thinking
 unless the request asks for them to be dropped (``drop_block``). Reasoning facts, section 1.
 
 One body cannot show this (a signature is opaque); a sequence can: the first body that holds a block
-holds it after the prefix it was made on. ``lint`` feeds a sequence's bodies to ``Bindings`` in order.
+holds it after the prefix it was made on. ``lint`` feeds a sequence's bodies in order (``resent.Resent``).
 """
 
 from __future__ import annotations
@@ -28,12 +28,13 @@ class Bindings:
     def __init__(self) -> None:
         self._made_on: dict[str, str] = {}
 
-    def feed(self, body: Mapping[str, Any], model: str) -> list[str]:
+    def feed(self, body: Mapping[str, Any], model: str, accepted: bool = True) -> list[str]:
         """The first thinking block of ``body`` that an earlier body held after another prefix, on a
-        model whose blocks are bound to it (the API refuses it and every later block); else empty."""
+        model whose blocks are bound to it (the API refuses it and every later block); else empty.
+        ``accepted``: the API took ``body``; a refused one sent no block anywhere, so is not remembered."""
         blocks = list(_bound(body))
         problems = [] if _unbound(body, model) else _rebound(blocks, self._made_on)
-        for key, _, prefix in blocks:
+        for key, _, prefix in blocks if accepted else ():
             self._made_on.setdefault(key, prefix)
         return problems
 
