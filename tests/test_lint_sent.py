@@ -130,3 +130,16 @@ def test_a_block_moved_by_a_compaction_or_a_text_edit_is_no_modified_thinking() 
 
 def test_the_rule_is_listed_with_the_reasoning_rules() -> None:
     assert "thinking-modified" in RULES
+
+
+def test_the_view_compares_with_the_accepted_body_too(recorded: tuple[Path, str]) -> None:
+    """The view's "previous request" of the call after a refused one is the accepted one before it."""
+    from tiny_agent.observe.view.data import SessionView
+
+    db, sid = recorded
+    with SQLiteStore(db) as store:
+        (info,) = [s for s in store.sessions() if s.id == sid]
+        view = SessionView.of(info, store.entries(sid))
+    drawn = view.call(3)
+    assert drawn["previous"] == 1, drawn["previous"]
+    assert [b["rule"] for b in drawn["breaks"]] == ["thinking-changed"], drawn["breaks"]

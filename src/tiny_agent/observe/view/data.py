@@ -168,11 +168,11 @@ class SessionView:
         return out
 
     def _previous_turn(self, call: _Call) -> _Call | None:
-        """The newest request before ``call`` sent to the same provider (another's is another cache, as
-        lint compares each wire's bodies with that wire's) that can be drawn: a turn, or a summary call
-        whose body the log kept; so a turn after a summary is compared with the summary request, as the
-        miss line compares it."""
-        earlier = reversed(self.calls[: call.index])
+        """The newest answered request before ``call`` sent to the same provider (another's is another
+        cache, as lint compares each wire's bodies with that wire's; a refused one cached nothing) that
+        can be drawn: a turn, or a summary call whose body the log kept; so a turn after a summary is
+        compared with the summary request, as the miss line compares it."""
+        earlier = (c for c in reversed(self.calls[: call.index]) if c.record is not None)
         drawable = (c for c in earlier if c.opened.purpose == "turn" or c.request is not None)
         return next((c for c in drawable if c.opened.provider == call.opened.provider), None)
 
