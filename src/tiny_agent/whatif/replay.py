@@ -9,12 +9,13 @@ Every request the engine would have sent is rendered and billed by the provider'
 (``providers.cache_sim``, on the profile's rules: breakpoints on Anthropic, automatic caching on
 OpenAI before GPT-5.6, DeepSeek and Moonshot; the local model is free).
 
-Token counts: a replayed request identical to a recorded one (same fingerprint) has the recorded
-size, and, while every request so far has been identical to the recording's, the recorded cache
-split too; otherwise its size is the simulator's count calibrated on the recording (its requests
-replayed under its own policy against what they were billed), and its split the simulator's. A
-compaction the recording did not have gets the engine's own record plus a summary of the
-recorded summaries' median length, priced as a call. Every figure not recorded is marked estimated.
+Token counts: a replayed request identical to a recorded one (same fingerprint, provider and model)
+has the recorded size, and, while every request so far has been identical to the recording's, the
+recorded cache split too; otherwise its size is the simulator's count calibrated on the recording
+(its requests replayed under its own policy against what they were billed), and its split the
+simulator's. A compaction the recording did not have gets the engine's own record plus a summary of
+the recorded summaries' median length, priced as a call. Every figure not recorded is marked
+estimated.
 """
 
 from __future__ import annotations
