@@ -26,7 +26,7 @@ from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.providers.thinking import Thinking, parse_thinking, thinking_key
 from tiny_agent.providers.thinking_check import THINKING, SettingRefused
-from tiny_agent.providers.thinking_sent import sent_switches
+from tiny_agent.providers.thinking_sent import Switches, sent_switches
 from tiny_agent.store.base import Store
 from tiny_agent.tools.shell import shell_mode, shell_tool
 from tiny_agent.tools.toolbox import Tool, ToolFailure
@@ -47,6 +47,7 @@ __all__ = [
     "size_tool_output",
     "system_prompt",
     "thinking_change",
+    "thinking_notes",
     "workspace_of",
 ]
 
@@ -79,22 +80,44 @@ def sent_thinking(context: Context) -> Thinking | None:
         return None
 
 
-def thinking_change(before: Thinking, profile: ProviderProfile) -> str | None:
+def thinking_notes(context: Context, provider: Provider) -> list[str]:
+    """The resume's warning (``thinking_change``) against the settings the next request renders, which
+    are not the asked ones inside a tool loop that holds thinking back (Claude's, begun without it)."""
+    before = sent_thinking(context)
+    if before is None:
+        return []
+    profile = provider.profile
+    note = thinking_change(before, profile, profile.sent_thinking(provider.render(context.prompt())))
+    return [note] if note is not None else []
+
+
+def thinking_change(before: Thinking, profile: ProviderProfile, now: Thinking | None = None) -> str | None:
     """The resume's warning when the reasoning settings the requests send differ from ``before`` (what
     the session's newest answered request was sent with: ``sent_thinking``), compared as the model
     takes them, not as typed (``--thinking adaptive`` over DeepSeek's default, which is on, changes
     nothing), with what the change costs on this wire: the earliest level's of what changed
-    (``--thinking off`` over a DeepSeek effort drops the effort, keyed with the tools)."""
-    now, caps = profile.thinking, profile.thinking_caps
-    was, sent = sent_switches(before, caps), sent_switches(now, caps)
-    if was == sent:
+    (``--thinking off`` over a DeepSeek effort drops the effort, keyed with the tools). ``now``: what
+    the next request renders, where the wire holds the asked settings back until a tool loop ends."""
+    asked, caps = profile.thinking, profile.thinking_caps
+    now = asked if now is None else now
+    was, sent, later = sent_switches(before, caps), sent_switches(now, caps), sent_switches(asked, caps)
+    if was == sent and later == sent:
         return None
-    switch = replace(was, effort=None) != replace(sent, effort=None)
-    cost = thinking_consequence(profile.wire, switch=switch, effort=was.effort != sent.effort)
+    if was == sent:  # nothing changes until the loop ends
+        return (
+            f"the thinking settings differ from the session's ({thinking_key(before)} -> {thinking_key(asked)}) "
+            f"from the end of the tool loop it stopped in: there {_cost(was, later, profile.wire)}"
+        )
+    held = "" if later == sent else f"; {asked.label} starts when the tool loop it stopped in ends, a change of its own"
     return (
         f"the thinking settings differ from the session's ({thinking_key(before)} -> {thinking_key(now)}): "
-        f"at the next request {cost}"
+        f"at the next request {_cost(was, sent, profile.wire)}{held}"
     )
+
+
+def _cost(was: Switches, sent: Switches, wire: str) -> str:
+    switch = replace(was, effort=None) != replace(sent, effort=None)
+    return thinking_consequence(wire, switch=switch, effort=was.effort != sent.effort)
 
 
 def size_tool_output(

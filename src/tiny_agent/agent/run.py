@@ -149,12 +149,10 @@ class _Assembly:
         engine = parts.context_config(dict(spec.config), self.session)
         min_cacheable_tokens(settings.model or "", "anthropic")  # TINY_AGENT_CACHE_MIN_TOKENS, before a server starts
         settings, provider = self.provider(settings)  # a missing key: found here
-        sent = parts.sent_thinking(self.session.context) if self.session is not None else None
-        if sent is not None:
-            self.notes.extend(filter(None, [parts.thinking_change(sent, provider.profile)]))
         toolset = self.tools(workspace, provider, settings)
         settings = parts.remembered_settings(settings, provider.profile)
         context = self.context(toolset, text, engine, settings)
+        self.notes.extend(parts.thinking_notes(context, provider))  # before the run adds its task
         parts.check_room(context, provider, settings)
         parts.size_tool_output(settings, workspace, toolset, context.context_window(provider), self.notes)
         agent = Agent(

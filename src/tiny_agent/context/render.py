@@ -99,8 +99,9 @@ class Renderer:
         cut = self._cuts[-1] if self._cuts else 0
         chars = head.chars + (self._chars[-1] - (self._chars[cut - 1] if cut else 0) + count - cut + 1 if count else 0)
         fingerprint = {**head.fingerprint, "messages": count, "chain": chain[-1] if chain else ""}
-        if provider.profile.thinking.mode != "default" or provider.profile.thinking.effort:  # rendered into the body
-            fingerprint["thinking"] = thinking_key(provider.profile.thinking)
+        sent = profile.sent_thinking(body)  # as rendered into the body, not as asked for
+        if sent.mode != "default" or sent.effort:
+            fingerprint["thinking"] = thinking_key(sent)
         if prompt.tool_choice != "auto":  # a setting of the request, which a redraw from the log renders again
             fingerprint["tool_choice"] = prompt.tool_choice
         problems, marks = profile.finish_check(self._check, body)

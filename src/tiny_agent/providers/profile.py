@@ -17,7 +17,7 @@ from typing import Any
 from tiny_agent.providers.cache_rules import DEFAULT_TTL, CacheRules, Ttl
 from tiny_agent.providers.check import WireCheck, count_marks
 from tiny_agent.providers.pricing import TokenPrices, context_window_of, price_usd, token_prices
-from tiny_agent.providers.reasoning_check import reasoning_problems
+from tiny_agent.providers.reasoning_check import reasoning_problems, sent_thinking
 from tiny_agent.providers.thinking import (
     NO_THINKING,
     OFF,
@@ -114,6 +114,11 @@ class ProviderProfile:
         return self.wire_format.check(body, self.cache.max_breakpoints) + reasoning_problems(
             self.wire, body, self.thinks, self.thinking_caps
         )
+
+    def sent_thinking(self, body: Mapping[str, Any]) -> Thinking:
+        """The settings ``body`` renders: ``thinking``, or off where the wire held thinking back for
+        this request (Claude's, inside a tool loop begun without it: it starts when the loop ends)."""
+        return sent_thinking(self.wire, body, self.thinking, self.thinking_caps)
 
     def checker(self) -> WireCheck:
         """An incremental check of this wire (see ``providers.check``)."""

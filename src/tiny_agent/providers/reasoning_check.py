@@ -4,17 +4,17 @@ the same way for every wire (``ProviderProfile.finish_check`` and ``lint`` call 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from tiny_agent.providers.anthropic import binding as anthropic_binding
 from tiny_agent.providers.anthropic import resent as anthropic_resent
 from tiny_agent.providers.anthropic import thinking as anthropic_thinking
 from tiny_agent.providers.openai import reasoning as openai_reasoning
-from tiny_agent.providers.thinking import NO_THINKING, ThinkingCaps
+from tiny_agent.providers.thinking import NO_THINKING, Thinking, ThinkingCaps
 from tiny_agent.providers.thinking_caps import thinking_caps
 
-__all__ = ["RULES", "Sequenced", "body_problems", "reasoning_problems", "reasoning_sequence"]
+__all__ = ["RULES", "Sequenced", "body_problems", "reasoning_problems", "reasoning_sequence", "sent_thinking"]
 
 
 class Sequenced(Protocol):
@@ -35,6 +35,9 @@ _CHECKS: Mapping[str, Callable[[Mapping[str, Any], bool | None, ThinkingCaps], l
     "openai": openai_reasoning.reasoning_problems,
 }
 _SEQUENCES: Mapping[str, Callable[[], Sequenced]] = {"anthropic": anthropic_resent.Resent}
+_RENDERED: Mapping[str, Callable[[Thinking, ThinkingCaps, Sequence[Any]], Thinking]] = {
+    "anthropic": anthropic_thinking.rendered_thinking
+}
 RULES: Mapping[str, str] = {
     **anthropic_thinking.RULES,
     **anthropic_binding.RULES,
@@ -62,3 +65,10 @@ def body_problems(wire: str, body: Mapping[str, Any], model: str) -> list[str]:
 def reasoning_sequence(wire: str) -> Sequenced:
     """``wire``'s rules over a sequence of bodies (none on a wire that has none)."""
     return _SEQUENCES.get(wire, _NoRules)()
+
+
+def sent_thinking(wire: str, body: Mapping[str, Any], thinking: Thinking, caps: ThinkingCaps) -> Thinking:
+    """The settings ``body`` was rendered with for ``thinking``: off where ``wire`` holds thinking back
+    for this request (Claude's, inside a tool loop begun without it), else ``thinking``."""
+    rendered = _RENDERED.get(wire)
+    return rendered(thinking, caps, body.get("messages") or []) if rendered is not None else thinking

@@ -22,7 +22,7 @@ from tiny_agent.context.tokens import DEFAULT_CHARS_PER_TOKEN, CallRecord, canon
 from tiny_agent.providers.cache_sim import SimCall, Simulator
 from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.registry import offline_adapter
-from tiny_agent.providers.thinking import Thinking
+from tiny_agent.providers.thinking import OFF, Thinking, thinking_key
 from tiny_agent.types import Entry, Message, ModelResponse, OnProviderEvent, Prompt, TextBlock, Usage
 from tiny_agent.whatif.figures import CallFigures
 from tiny_agent.whatif.replies import Reply, recorded_replies, stand_in_thought
@@ -48,8 +48,9 @@ class Recorded:
     """Every answered call, in order."""
     call_seqs: list[int] = field(default_factory=list)
     """The seq of each of ``calls``' call entries (its id, which the replay's rows are paired by)."""
-    sizes: dict[str, CallRecord] = field(default_factory=dict)
-    """A recorded call by the fingerprint of its request."""
+    sizes: dict[tuple[str, str, str], CallRecord] = field(default_factory=dict)
+    """A recorded call by the provider, model and fingerprint of its request (its size is counted by
+    that provider's tokenizer: no other's; the provider is "" in a log that did not name it)."""
     policy_replies: list[Reply] = field(default_factory=list)
     """The answers of the summary calls the policy's compactions made, in order (a retry included)."""
     manual_replies: dict[int, list[Reply]] = field(default_factory=dict)
@@ -89,7 +90,7 @@ class Recorded:
                     found.records[value.call] = record
                     found.calls.append((call, record))
                     found.call_seqs.append(value.call)
-                    found.sizes.setdefault(canonical(call.fingerprint), record)
+                    found.sizes.setdefault((call.provider, call.model, canonical(call.fingerprint)), record)
                     if record.usage.input_tokens and call.chars:
                         ratios.setdefault(call.purpose, []).append(call.chars / record.usage.input_tokens)
                     if record.purpose == "compaction":
@@ -178,9 +179,9 @@ class ReplayProvider:
         return self._profile
 
     def think_as(self, thinking: Thinking) -> None:
-        """Render from now on with ``thinking`` where the model takes it (the settings a resumed run
-        changed: each call is replayed with those it was sent with)."""
-        profile = thinking_on(self._profile, thinking)
+        """Render from now on with ``thinking`` where the model takes it, else with its default (the
+        settings a resumed run changed: each call is replayed with those it was sent with)."""
+        profile = thinking_on(dataclasses.replace(self._profile, thinking=OFF), thinking)
         if profile != self._profile:
             self._profile, self._adapter = profile, offline_adapter(profile)
 
@@ -288,8 +289,17 @@ class ReplayProvider:
         if index >= len(self._recorded.calls):
             return None
         opened, _ = self._recorded.calls[index]
-        same = opened.purpose == purpose and canonical(opened.fingerprint) == canonical(rendered.fingerprint)
+        same = opened.purpose == purpose and canonical(opened.fingerprint) in self._keys(rendered)
         return self._recorded.call_seqs[index] if same else None
+
+    def _keys(self, rendered: Rendered) -> tuple[str, ...]:
+        """The fingerprint keys a recorded call identical to ``rendered`` may have: its own; where the
+        wire held the asked thinking back (a loop begun without it), also the one naming the asked
+        settings, as a log written before the fingerprint named the settings sent keyed it."""
+        key, asked = canonical(rendered.fingerprint), self._profile.thinking
+        if self._profile.sent_thinking(rendered.body) == asked:
+            return (key,)
+        return key, canonical({**rendered.fingerprint, "thinking": thinking_key(asked)})
 
     def _summary(self) -> Reply:
         """The next recorded answer (the manual compaction's, else the policy's), else a stand-in."""
@@ -301,15 +311,16 @@ class ReplayProvider:
 
     def _usage(self, rendered: Rendered, call: SimCall, purpose: str, output: int) -> tuple[Usage, bool]:
         index = len(self.figures)
-        key = canonical(rendered.fingerprint)
+        keys = self._keys(rendered)
         recorded = self._recorded.calls[index] if index < len(self._recorded.calls) else None
-        here = recorded is not None and recorded[0].purpose == purpose and canonical(recorded[0].fingerprint) == key
+        here = recorded is not None and recorded[0].purpose == purpose and canonical(recorded[0].fingerprint) in keys
         self._in_step = self._in_step and here
         if self._in_step and recorded is not None:
             if recorded[1].usage.input_tokens:
                 self.pairs.append((call.input_tokens, recorded[1].usage.input_tokens))
             return recorded[1].usage, False
-        sized = self._recorded.sizes.get(key)
+        name, model, sizes = self._profile.name, self._profile.model, self._recorded.sizes
+        sized = next((sizes[w, model, k] for k in keys for w in (name, "") if (w, model, k) in sizes), None)
         total = sized.usage.input_tokens if sized is not None else None
         if total is None and self._scale:
             total = round(call.input_tokens * self._scale)

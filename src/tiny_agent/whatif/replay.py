@@ -9,12 +9,13 @@ Every request the engine would have sent is rendered and billed by the provider'
 (``providers.cache_sim``, on the profile's rules: breakpoints on Anthropic, automatic caching on
 OpenAI before GPT-5.6, DeepSeek and Moonshot; the local model is free).
 
-Token counts: a replayed request identical to a recorded one (same fingerprint) has the recorded
-size, and, while every request so far has been identical to the recording's, the recorded cache
-split too; otherwise its size is the simulator's count calibrated on the recording (its requests
-replayed under its own policy against what they were billed), and its split the simulator's. A
-compaction the recording did not have gets the engine's own record plus a summary of the
-recorded summaries' median length, priced as a call. Every figure not recorded is marked estimated.
+Token counts: a replayed request identical to a recorded one (same fingerprint, provider and model)
+has the recorded size, and, while every request so far has been identical to the recording's, the
+recorded cache split too; otherwise its size is the simulator's count calibrated on the recording
+(its requests replayed under its own policy against what they were billed), and its split the
+simulator's. A compaction the recording did not have gets the engine's own record plus a summary of
+the recorded summaries' median length, priced as a call. Every figure not recorded is marked
+estimated.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from tiny_agent.types import Entry
 from tiny_agent.whatif.bodies import Sent, replay_bodies, sent_bodies
 from tiny_agent.whatif.figures import SETTINGS, CallFigures, Figures, Policy, Replay, flag_value
 from tiny_agent.whatif.provider import Recorded, ReplayProvider
-from tiny_agent.whatif.thinking import call_thinking, check_thinks, recorded_thinking, thinking_on
+from tiny_agent.whatif.thinking import check_thinks, recorded_thinking, sent_at, thinking_on
 
 __all__ = ["CallFigures", "Figures", "Policy", "Recording", "Replay", "replay", "sweep"]
 
@@ -78,8 +79,8 @@ class Recording:
     """A recorded session's calls, each body as the program sent it (``whatif.bodies``)."""
     thinking: Thinking = OFF
     """The thinking settings its newest turn request rendered (``whatif.thinking``)."""
-    unnamed: Unnamed = dataclasses.field(default_factory=Unnamed)
-    """The binding each call was sent with where its recorded thinking settings name none."""
+    sent: dict[int, Thinking | None] = dataclasses.field(default_factory=dict)
+    """The thinking settings each call entry was sent with, by its seq (``whatif.thinking.sent_at``)."""
 
     @staticmethod
     def of(entries: Sequence[Entry]) -> Recording:
@@ -89,9 +90,8 @@ class Recording:
         recorded = Recorded.of(typed, unnamed)
         figures = _recorded(typed, policy.provider or "", policy.model or "")
         thinking = recorded_thinking(typed, unnamed)
-        return Recording(
-            typed, recorded, figures, policy, bodies=sent_bodies(typed), thinking=thinking, unnamed=unnamed
-        )
+        sent = sent_at(typed, unnamed)
+        return Recording(typed, recorded, figures, policy, bodies=sent_bodies(typed), thinking=thinking, sent=sent)
 
 
 def replay(entries: Sequence[Entry] | Recording, policy: Policy | None = None) -> Replay:
@@ -256,8 +256,8 @@ def _replayed(
                         keepalive.ping(ctx, provider)
                 case CallOpened(purpose="turn"):
                     decided_last = False
-                    if (thinking := call_thinking(value, recording.unnamed.at(entry.seq))) is not None:
-                        provider.think_as(thinking)  # a resume may have changed the settings
+                    if (thinking := recording.sent.get(entry.seq)) is not None:
+                        provider.think_as(thinking)  # a resume may have changed them, to the default too
                     if value.decided:  # where the recording consulted the policy (the loop: every turn)
                         _decide(ctx, provider)
                     if entry.seq in responses:

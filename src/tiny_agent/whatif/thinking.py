@@ -21,7 +21,7 @@ from tiny_agent.providers.thinking import OFF, Thinking, parse_thinking, thinkin
 from tiny_agent.providers.thinking_check import checked
 from tiny_agent.types import Entry
 
-__all__ = ["call_thinking", "check_thinks", "recorded_thinking", "sent_with", "thinking_on"]
+__all__ = ["check_thinks", "recorded_thinking", "sent_at", "sent_with", "thinking_on"]
 
 _RUN_KEYS = ("thinking", "thinking_display", "effort")
 """The run settings (``agent.settings.RunSettings``) a run builds its thinking from."""
@@ -38,26 +38,56 @@ def recorded_thinking(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], unnam
 def sent_with(
     typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], unnamed: Unnamed, purpose: str | None = None
 ) -> Thinking | None:
-    """The settings the newest call of ``typed`` (of ``purpose``; None: any) was sent with, read as
-    ``recorded_thinking`` says; None where they are settings this version does not know."""
-    key: str | None = None
+    """The settings the newest call of ``typed`` (of ``purpose``; None: any) was sent with (``sent_at``);
+    where there is none, the run's settings, else the model's default."""
+    calls = sent_at(typed, unnamed, purpose)
+    if calls:
+        return calls[max(calls)]
+    return _in_force(_run_settings(typed), OFF)
+
+
+def sent_at(
+    typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], unnamed: Unnamed, purpose: str | None = None
+) -> dict[int, Thinking | None]:
+    """The settings each call entry of ``typed`` (of ``purpose``; None: any) was sent with, by its seq:
+    its fingerprint's ``thinking_key`` (with the binding ``unnamed`` reads where the key names none).
+    A call whose key is missing was sent with the model's default, which is written without one;
+    in a log from before its settings were in the fingerprint (a Responses session's effort), the
+    run settings in force at it say what it was sent with. None: settings this version does not know."""
     run: dict[str, Any] = {}
-    seq = 0
+    found: dict[int, Thinking | None] = {}
     for entry, values in typed:
         for value in values:
-            if isinstance(value, CallOpened) and purpose in (None, value.purpose):
-                named = value.fingerprint.get("thinking")
-                key, seq = named if isinstance(named, str) else None, entry.seq
-            elif isinstance(value, RunChange):
+            if isinstance(value, RunChange):
                 run.update({k: v for k, v in value.settings.items() if k in _RUN_KEYS})
+            elif isinstance(value, CallOpened) and purpose in (None, value.purpose):
+                key = value.fingerprint.get("thinking")
+                try:
+                    named = thinking_of_key(key, unnamed.at(entry.seq)) if isinstance(key, str) else None
+                except ConfigError:
+                    found[entry.seq] = None
+                    continue
+                found[entry.seq] = named if named is not None else _in_force(run, OFF)
+    return found
+
+
+def _run_settings(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> dict[str, Any]:
+    run: dict[str, Any] = {}
+    for _, values in typed:
+        for value in values:
+            if isinstance(value, RunChange):
+                run.update({k: v for k, v in value.settings.items() if k in _RUN_KEYS})
+    return run
+
+
+def _in_force(run: dict[str, Any], default: Thinking) -> Thinking | None:
+    """The settings ``run`` names (None: settings this version does not know), else ``default``."""
+    if not any(run.get(k) is not None for k in _RUN_KEYS):
+        return default
     try:
-        if key is not None:
-            return thinking_of_key(key, unnamed.at(seq))
-        if any(run.get(k) is not None for k in _RUN_KEYS):
-            return parse_thinking(run.get("thinking"), run.get("thinking_display"), run.get("effort"))
+        return parse_thinking(run.get("thinking"), run.get("thinking_display"), run.get("effort"))
     except ConfigError:
         return None
-    return OFF
 
 
 def check_thinks(profile: ProviderProfile, thought: int) -> None:
@@ -77,16 +107,3 @@ def thinking_on(profile: ProviderProfile, thinking: Thinking) -> ProviderProfile
         return dataclasses.replace(profile, thinking=checked(thinking, profile.thinking_caps, profile.model))
     except ConfigError:
         return profile
-
-
-def call_thinking(call: CallOpened, unnamed: str) -> Thinking | None:
-    """The settings ``call``'s request rendered (its fingerprint's ``thinking_key``), with the binding
-    ``unnamed`` (``Unnamed.at`` the call) where the key names none; None where it names none this
-    version reads."""
-    key = call.fingerprint.get("thinking")
-    if not isinstance(key, str):
-        return None
-    try:
-        return thinking_of_key(key, unnamed)
-    except ConfigError:
-        return None

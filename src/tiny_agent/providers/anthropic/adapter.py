@@ -36,8 +36,7 @@ from tiny_agent.providers.anthropic.compaction import (
 from tiny_agent.providers.anthropic.reply import Accumulator, process
 from tiny_agent.providers.anthropic.thinking import (
     THINKING_TYPES,
-    cold,
-    opens_cold,
+    rendered_thinking,
     thinking_fields,
     without_thinking,
 )
@@ -58,7 +57,7 @@ from tiny_agent.providers.retry import (
     check_timeout,
 )
 from tiny_agent.providers.streaming import OpenedStream, consume, open_stream
-from tiny_agent.providers.thinking import OFF, Thinking
+from tiny_agent.providers.thinking import OFF, Thinking, is_on
 from tiny_agent.providers.thinking_check import checked
 from tiny_agent.providers.thinking_sent import sent_max_tokens
 from tiny_agent.providers.wire import checked_ttl
@@ -162,14 +161,12 @@ class AnthropicProvider:
             if prompt.tool_choice == "none":
                 body["tool_choice"] = {"type": "none"}
         body["messages"] = since_compaction(flat)  # the API drops what comes before the newest one
-        caps, thinking = self._profile.thinking_caps, self._profile.thinking
-        # Claude's rules (DeepSeek's Messages format thinks by its own measure, and asks for none of them).
-        thinks = self._profile.thinks and (caps.own_measure or not opens_cold(body["messages"]))
-        if self._profile.thinks and not thinks:  # thinking starts when the loop begun without it ends
-            thinking = cold(thinking, caps.own_measure)
+        caps = self._profile.thinking_caps
+        # Thinking starts when a loop begun without it ends.
+        thinking = rendered_thinking(self._profile.thinking, caps, body["messages"])
         if caps.thinks:  # a model without thinking is sent no switch for it, not even off
             body.update(thinking_fields(thinking, caps.switch_only))
-        if not thinks:
+        if not is_on(thinking, caps):
             body["messages"] = without_thinking(body["messages"])
         body.update(compaction_fields(self.compact_threshold))
         body["max_tokens"] = sent_max_tokens(body["max_tokens"], self._profile.thinking, caps)

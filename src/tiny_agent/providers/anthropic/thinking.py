@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tiny_agent.providers.thinking import Thinking
+from tiny_agent.providers.thinking import Thinking, ThinkingCaps, is_on
 
 __all__ = [
     "BINDING_BETA",
@@ -22,6 +22,7 @@ __all__ = [
     "betas_for",
     "cold",
     "opens_cold",
+    "rendered_thinking",
     "thinking_fields",
     "thinking_on",
     "thinking_problems",
@@ -141,6 +142,15 @@ def cold(thinking: Thinking, own_measure: bool) -> Thinking:
     """``thinking`` turned off for one request of a loop begun without it (``opens_cold``): its effort
     stays, where the effort is not the thinking's own (Claude's effort shapes the answer too)."""
     return Thinking("off", effort=None if own_measure else thinking.effort)
+
+
+def rendered_thinking(thinking: Thinking, caps: ThinkingCaps, messages: Sequence[Any]) -> Thinking:
+    """The settings a request ending in ``messages`` renders for ``thinking``: off (``cold``) where a
+    loop begun without thinking holds it back (``opens_cold``; Claude's rule: DeepSeek's Messages
+    format thinks by its own measure and asks for none of them), else ``thinking`` itself."""
+    if is_on(thinking, caps) and not caps.own_measure and opens_cold(messages):
+        return cold(thinking, caps.own_measure)
+    return thinking
 
 
 def without_thinking(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
