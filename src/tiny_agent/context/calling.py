@@ -102,10 +102,11 @@ def call(
         engine.sending = None
     engine.last_rendered = (entry.seq, rendered)
     seconds = time.monotonic() - started
-    miss = diagnose(before, rendered, profile, response.usage, engine.clock())
+    now = engine.clock()
+    miss = diagnose(before, rendered, profile, response.usage, now)
     record = CallRecord(
         response.usage,
-        profile.price(response.usage),
+        profile.price(response.usage, now),
         seconds,
         response.model,
         response.prefill_ms,

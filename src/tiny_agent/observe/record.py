@@ -146,7 +146,7 @@ class Recorder:
                     continue
                 usage = _usage(UPSTREAMS[wire], answer, kind)
                 try:
-                    cost = offline_profile(wire, model).price(usage)
+                    cost = offline_profile(wire, model).price(usage, sent)
                 except TinyAgentError:
                     cost = None
                 miss = recorded_miss(before, body, usage, wire, model, done)

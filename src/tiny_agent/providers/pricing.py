@@ -87,8 +87,10 @@ def _per_token(mtok: Any) -> float | None:
     return float(Decimal(value)) / _MILLION
 
 
-def price_usd(usage: Usage, model: str, provider_id: str | None) -> float | None:
-    """Cost in USD of one call, or None when the model, the provider or the token counts are unknown.
+def price_usd(usage: Usage, model: str, provider_id: str | None, at: float | None = None) -> float | None:
+    """Cost in USD of one call made at ``at`` (seconds since the epoch; default now: a price can
+    depend on the hour, as DeepSeek's off-peak one does), or None when the model, the provider or the
+    token counts are unknown.
 
     ``provider_id`` is a genai-prices provider id ("anthropic", "openai", "deepseek", "moonshotai").
     None means "no known price list": genai-prices would otherwise guess a provider from the model
@@ -109,7 +111,10 @@ def price_usd(usage: Usage, model: str, provider_id: str | None) -> float | None
     # genai-prices drops None values itself; passing them keeps "unknown" distinct from 0.
     price_usage = genai_prices.Usage(**counts)
     try:
-        calculation = genai_prices.calc_price(price_usage, model_ref=model, provider_id=provider_id)
+        when = None if at is None else datetime.datetime.fromtimestamp(at, datetime.UTC)
+        calculation = genai_prices.calc_price(
+            price_usage, model_ref=model, provider_id=provider_id, genai_request_timestamp=when
+        )
     except (LookupError, ValueError):
         # LookupError: unknown provider or model. ValueError: counts the price model cannot split.
         return None

@@ -98,10 +98,11 @@ class ProviderProfile:
         """Seconds a cache entry lives after its last use, at the requested TTL."""
         return float(self.cache.ttl_seconds[self.cache_ttl])
 
-    def price(self, usage: Usage) -> float | None:
-        """Cost in USD of one call with ``usage``; None when the price or the counts are unknown."""
+    def price(self, usage: Usage, at: float | None = None) -> float | None:
+        """Cost in USD of one call with ``usage``, made at ``at`` (epoch seconds; default now); None when
+        the price or the counts are unknown."""
         if self.pricing_id is not None:
-            return price_usd(usage, self.model, self.pricing_id)
+            return price_usd(usage, self.model, self.pricing_id, at)
         return self.prices.cost(usage) if self.prices is not None else None
 
     @property

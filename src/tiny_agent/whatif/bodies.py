@@ -191,7 +191,7 @@ def _figures(sent: Sent, usage: Usage, profile: ProviderProfile, *, estimated: b
         usage.cache_read_tokens or 0,
         usage.cache_write_tokens or 0,
         usage.output_tokens or 0,
-        profile.price(usage),
+        profile.price(usage, sent.at),
         estimated,
         call=sent.call,
         window=profile.context_window,

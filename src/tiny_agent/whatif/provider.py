@@ -201,16 +201,16 @@ class ReplayProvider:
         """Bill a call the replay cannot redo (see ``Recorded.unreplayed``) as recorded, repriced on
         the profile (estimated unless the profile is the recording's)."""
         record, opened = self._recorded.records[call_seq], self._recorded.opened[call_seq]
-        usage = record.usage
+        usage, at = record.usage, self._engine.clock()
         self.figures.append(
             CallFigures(
                 record.purpose,
-                self._engine.clock(),
+                at,
                 usage.input_tokens or 0,
                 usage.cache_read_tokens or 0,
                 usage.cache_write_tokens,
                 usage.output_tokens or 0,
-                self._profile.price(usage),
+                self._profile.price(usage, at),
                 not self._as_recorded,
                 True,
                 opened.fingerprint,
@@ -272,7 +272,7 @@ class ReplayProvider:
                 usage.cache_read_tokens or 0,
                 usage.cache_write_tokens,
                 output,
-                self._profile.price(usage),
+                self._profile.price(usage, at),
                 estimated or estimated_output,
                 all(pin in system for pin in self._engine.pins),
                 rendered.fingerprint,
