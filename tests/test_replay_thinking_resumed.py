@@ -106,3 +106,16 @@ def test_the_cli_resume_with_thinking_on_after_the_default_replays_as_recorded(t
     assert [row(c) for c in replayed.per_call] == [row(c) for c in recorded.per_call]
     assert replayed.cost_usd == pytest.approx(recorded.cost_usd)
     assert not replayed.estimated
+
+
+def test_a_replay_renders_earlier_turns_anew_when_the_settings_change(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """DeepSeek off, then on: the live resume sent the off turns' tool calls with an empty
+    reasoning_content (a thinking model refuses one without); the replay rendered them once, under
+    off, and kept that, so it "repaired an illegal request" the run never sent."""
+    entries = recorded_runs(tmp_path, DEEPSEEK, [{"thinking": "off"}, {}])
+    with caplog.at_level("WARNING"):
+        result = replay(entries)
+    assert not [r.getMessage() for r in caplog.records if "illegal" in r.getMessage()]
+    assert result.replayed.cost_usd == pytest.approx(result.recorded.cost_usd)

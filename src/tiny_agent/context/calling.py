@@ -102,8 +102,7 @@ def call(
         engine.sending = None
     engine.last_rendered = (entry.seq, rendered)
     seconds = time.monotonic() - started
-    now = engine.clock()
-    miss = diagnose(before, rendered, profile, response.usage, now)
+    miss = diagnose(before, rendered, profile, response.usage, now := engine.clock())
     record = CallRecord(
         response.usage,
         profile.price(response.usage, now),

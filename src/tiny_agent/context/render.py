@@ -19,6 +19,7 @@ from tiny_agent.context.cache import chain_step, head_fingerprint
 from tiny_agent.context.tokens import Serialized, head_chars
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.check import WireCheck
+from tiny_agent.providers.profile import ProviderProfile
 from tiny_agent.providers.thinking import thinking_key
 from tiny_agent.types import Message, Prompt, ReasoningBlock, ToolSpec
 
@@ -69,6 +70,7 @@ class Renderer:
         self._cuts: list[int] = []
         """The newest server compaction's position up to each position (0: none)."""
         self._provider: Provider | None = None
+        self._profile: ProviderProfile | None = None
         self._wire: list[list[dict[str, Any]]] = []
         self._names: dict[str, str] = {}
         self._check: WireCheck | None = None
@@ -77,8 +79,10 @@ class Renderer:
     def render(self, prompt: Prompt, provider: Provider) -> Rendered:
         self.renders += 1
         profile = provider.profile
-        if provider is not self._provider or self._check is None:
-            self._provider, self._wire, self._names, self._check = provider, [], {}, profile.checker()
+        # Another profile renders messages anew (a replay switches the settings a call was sent with).
+        if provider is not self._provider or profile is not self._profile or self._check is None:
+            self._provider, self._profile = provider, profile
+            self._wire, self._names, self._check = [], {}, profile.checker()
         messages = prompt.messages
         same = _same_prefix(self._messages, messages)
         self._extend(messages, same)

@@ -133,10 +133,9 @@ def lint_bodies(
         # each wire's bodies against that wire's earlier ones: the other is another cache, another API
         rules = sequences.setdefault(own, reasoning_sequence(own))
         moved = sequence_findings(rules, body, model or str(body.get("model") or ""), took)
-        # a thinking block edited is the thinking rule's error, not a cache warning; one unsigned is told once
-        edited = {path for rule, path, _, _ in moved if rule == "thinking-modified"}
+        # a thinking block edited is the thinking rule's error beside the cache's break (the break the
+        # view and the miss line name too); one unsigned is told once
         unsigned = {found for f in alone if f.rule == "thinking-unsigned" for found in _PLACE.findall(f.message)}
-        changes = [f for f in changes if f.rule != "message-edited" or f.path not in edited]
         changes += [Finding(r, "error", path, said, "", fix) for r, path, said, fix in moved if path not in unsigned]
         findings.extend(replace(f, request=i, source=sources[i] if sources else None) for f in [*alone, *changes])
         if took:
