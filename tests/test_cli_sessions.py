@@ -327,3 +327,34 @@ def test_a_task_asked_again_after_no_reply_is_in_the_log_once(
     assert json.dumps(script[-1].requests[0]["messages"]).count("what is in notes.txt?") == 2
     with SQLiteStore(store_path()) as store:
         assert sum(1 for e in store.entries(sid) if e.kind == "user") == 2
+
+
+def test_a_task_asked_again_after_an_interrupted_loop_is_in_the_log_once(
+    workspace: Path, script: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After tool results, the task that followed them and got no reply is retried, not doubled."""
+    from tiny_agent.errors import ProviderError
+
+    feed(script, tool_call("read_file", "c1", path="notes.txt"), ProviderError("anthropic: cannot connect"))
+    assert main(["what is in notes.txt?"]) != 0
+    sid = sessions()[0]["id"]
+    feed(script, ProviderError("anthropic: cannot connect"))
+    assert main(["--resume", sid, "go on"]) != 0
+    feed(script, Message.assistant("It says buy milk."))
+    assert main(["--resume", sid, "go on"]) == 0
+    asked = json.dumps(script[-1].requests[0]["messages"])
+    assert asked.count("go on") == 1, asked
+
+
+def test_a_retried_task_is_counted_once_against_the_window() -> None:
+    from tiny_agent.context.engine import Context, ContextConfig
+    from tiny_agent.errors import RequestTooLarge
+
+    provider = ScriptedProvider([], model="scripted-model")
+    ctx = Context("s", (), config=ContextConfig(context_window=8_000))
+    task = "word " * 2_400  # about 2,400 tokens: once fits under half the window, twice does not
+    ctx.check_task(provider, task)
+    ctx.add_user(task)
+    ctx.check_task(provider, task)  # the same task again: it is in the log already
+    with pytest.raises(RequestTooLarge):
+        ctx.check_task(provider, task + " more " * 2_400)

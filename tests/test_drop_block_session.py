@@ -242,3 +242,22 @@ def test_an_unnamed_binding_is_the_one_in_force_at_its_call() -> None:
         "drop_block",
         "drop_block",
     ]
+
+
+def test_lint_finds_no_modified_thinking_after_a_drop_block_compaction(tmp_path: Path) -> None:
+    """A compaction moves the kept turns to other places: the block now at a place that held another
+    one before was not modified, and lint does not say so (it did, one error a compaction)."""
+    rules = ThinkingRules(redact_every=4)
+    with SQLiteStore(tmp_path / "s.db") as store, BillingFake([files(tmp_path, 0, 24, "read")], thinking=rules) as fake:
+        thinking = parse_thinking("2048", binding="drop_block")
+        url = fake.url("r", "anthropic")
+        provider = resolve_provider("anthropic", model="claude-sonnet-5", base_url=url, env=ENV, thinking=thinking)
+        toolbox = Toolbox(Workspace(tmp_path).tools())
+        config = ContextConfig(compact_at=6000, keep_turns=1, policy="fraction")
+        session = Session.start(store, tools=toolbox.specs, system=DEFAULT_SYSTEM, config=config)
+        agent = Agent(provider, toolbox, context=session.context, config=AgentConfig(max_steps=100))
+        assert agent.run("Please read the files").stop == "done"
+        session.close()
+        assert sum(1 for c in agent.context.ledger.calls if c.purpose == "compaction") >= 3
+        errors = [f for f in lint_session(store, session.id) if f.severity == "error"]
+    assert rules.rejected == [] and errors == [], errors

@@ -1,6 +1,7 @@
-"""A call is priced at the hour it was made, and a replay prices each call at its own hour: DeepSeek's
-off-peak price (16:30-00:30 UTC, half the day's in genai-prices' data) made a session recorded at
-00:10 replay at twice its bill an hour later, whatever the policy."""
+"""A call is priced at the hour it was sent, and a replay prices each call at its own hour: DeepSeek
+V4's price changes with the hour of the day in genai-prices' data (00:10 UTC costs half of 09:00),
+so a session recorded at 00:10 replayed at twice its bill an hour later, whatever the policy. A
+simulated clock that starts at 0 is priced now, not at a model's first, older price."""
 
 from __future__ import annotations
 
@@ -55,3 +56,9 @@ def test_a_session_recorded_off_peak_is_priced_and_replayed_off_peak(tmp_path: P
     result = replay(list(log.entries))
     assert result.replayed.cost_usd == pytest.approx(result.recorded.cost_usd)
     assert result.recorded.cost_usd == pytest.approx(sum(x or 0.0 for x in at_the_hour))
+
+
+def test_a_simulated_clock_is_priced_now() -> None:
+    usage = Usage(100_000, 1_000, 50_000, 0)
+    for model, maker in ((MODEL, "deepseek"), ("o3", "openai")):
+        assert price_usd(usage, model, maker, 1000.0) == price_usd(usage, model, maker)

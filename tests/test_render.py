@@ -133,3 +133,31 @@ def test_a_render_that_reuses_work_is_the_render_from_scratch(script: list[tuple
             assert incremental.chars == prompt_chars(prompt)
             assert incremental.fingerprint == fingerprint(prompt)
             assert json.dumps(incremental.body) == json.dumps(fresh.body)
+
+
+class _FreshProfile(ScriptedProvider):
+    """A provider whose profile is built anew at every access (the local provider's, while the
+    server's window is unknown), equal each time; counts the messages it renders for the wire."""
+
+    rendered = 0
+
+    @property
+    def profile(self) -> Any:
+        import dataclasses
+
+        return dataclasses.replace(self._profile)
+
+    def wire_messages(self, message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
+        self.rendered += 1
+        return super().wire_messages(message, names)
+
+
+def test_a_profile_built_anew_each_time_does_not_render_every_message_again() -> None:
+    provider = _FreshProfile([tool_call("read_file", f"c{i}", path="x") for i in range(20)])
+    ctx = Context("s", (ToolSpec("read_file", "Read", {"type": "object"}),))
+    ctx.add_user("go")
+    for _ in range(20):
+        ctx.complete(provider)
+        for use in ctx.pending_calls:
+            ctx.add_tool_result(ToolResultBlock(use.id, "x"))
+    assert provider.rendered <= 2 * 20 + 2, provider.rendered

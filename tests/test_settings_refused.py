@@ -388,7 +388,7 @@ def test_the_configuration_page_quotes_the_set_by_suffix_as_it_is_printed(
 @pytest.mark.parametrize(
     ("provider", "model", "says"),
     [
-        ("anthropic", "fable", "fable is not a model id tiny-agent knows, so it declares no thinking for it"),
+        ("anthropic", "fable", "tiny-agent declares no thinking for the model id fable, so it sends it no"),
         ("moonshot", "kimi-k2-thinking", "kimi-k2-thinking was discontinued in 2026: name a model served today"),
         ("openai", "gpt-4.1", "gpt-4.1 does not think: leave out --thinking adaptive"),
     ],

@@ -102,10 +102,10 @@ def call(
         engine.sending = None
     engine.last_rendered = (entry.seq, rendered)
     seconds = time.monotonic() - started
-    miss = diagnose(before, rendered, profile, response.usage, now := engine.clock())
+    miss = diagnose(before, rendered, profile, response.usage, engine.clock())
     record = CallRecord(
         response.usage,
-        profile.price(response.usage, now),
+        profile.price(response.usage, entry.at),  # at the hour it was sent, as a replay prices it
         seconds,
         response.model,
         response.prefill_ms,

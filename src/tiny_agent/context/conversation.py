@@ -162,11 +162,12 @@ class Conversation:
 
     def unanswered(self) -> str | None:
         """The newest input's text while no reply has followed it (a run stopped before its first
-        answer, a process killed while it waited); else None."""
+        answer, a process killed while it waited; after tool results, the text that followed them);
+        else None."""
         last = self._state.messages[-1] if self._state.messages else None
-        if last is None or last.role != "user" or last.tool_results:
+        if last is None or last.role != "user" or not last.content or not isinstance(last.content[-1], TextBlock):
             return None
-        return last.text
+        return last.content[-1].text
 
     def add_assistant(self, message: Message | ModelResponse) -> None:
         self.add(message.message if isinstance(message, ModelResponse) else message)

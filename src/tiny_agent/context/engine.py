@@ -227,13 +227,14 @@ class Context(Conversation):
     def check_task(self, provider: Provider, task: str) -> None:
         """Raise ``RequestTooLarge`` when the next request with ``task`` added could not be sent
         (``size_guard``), before it joins the log. Only a task that comes near the window is rendered."""
+        again = self.unanswered() == task  # asked again after no reply came: in the log already
         message = Message.user(task)
-        tokens = self.context_tokens() + self.ledger.estimate([message], remember=False)
+        tokens = self.context_tokens() + (0 if again else self.ledger.estimate([message], remember=False))
         window = self.context_window(provider)
         if tokens * (1 + size_guard.ESTIMATE_MARGIN) <= window * size_guard.COUNT_FROM / 2:
             return
         prompt = self.prompt()
-        messages = (*prompt.messages, message)
+        messages = (*prompt.messages, *(() if again else (message,)))
         prompt = dataclasses.replace(prompt, messages=messages, cache=plan_cache(messages))
         rendered = self.legal(prompt, provider, sending=False)
         estimate = self.ledger.estimate_chars(rendered.chars)

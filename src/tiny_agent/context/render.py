@@ -80,7 +80,7 @@ class Renderer:
         self.renders += 1
         profile = provider.profile
         # Another profile renders messages anew (a replay switches the settings a call was sent with).
-        if provider is not self._provider or profile is not self._profile or self._check is None:
+        if provider is not self._provider or profile != self._profile or self._check is None:
             self._provider, self._profile = provider, profile
             self._wire, self._names, self._check = [], {}, profile.checker()
         messages = prompt.messages

@@ -74,22 +74,20 @@ def otlp_tracer_provider(endpoint: str | None = None) -> TracerProvider:
 
 
 def _reported(inner: SpanExporter, endpoint: str | None) -> SpanExporter:
-    """``inner``, whose first failed export is one warning line of ours, after which it is not tried
-    again: a collector that is down must not hold the process for the SDK's retries at every batch."""
+    """``inner``, whose failed exports are one warning line of ours (the first), not the SDK's record
+    of every retry; a later batch is tried again (a collector back after a restart gets it)."""
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
     class Reported(SpanExporter):
-        failed = False
+        warned = False
 
         def export(self, spans: Any) -> SpanExportResult:
-            if self.failed:
-                return SpanExportResult.FAILURE
             result = inner.export(spans)
-            if result is not SpanExportResult.SUCCESS:
-                self.failed = True
+            if result is not SpanExportResult.SUCCESS and not self.warned:
+                self.warned = True
                 log.warning(
-                    "warning: OpenTelemetry spans could not be sent to %s (is a collector listening there?); "
-                    "the run is not affected, and no more are sent",
+                    "warning: OpenTelemetry spans could not be sent to %s (no collector there, or it refused "
+                    "them); the run is not affected",
                     endpoint or "the OTLP endpoint",
                 )
             return result

@@ -20,7 +20,7 @@ from tiny_agent.types import Usage
 # genai-prices is imported where a price is looked up, not here: it takes a fifth of a second, and
 # every command imports this module (the budget, the profiles) whether it prices anything or not.
 
-__all__ = ["TokenPrices", "context_window_of", "maker_of", "price_usd", "token_prices"]
+__all__ = ["PRICED_FROM", "TokenPrices", "context_window_of", "maker_of", "price_usd", "token_prices"]
 
 _MILLION = 1_000_000
 
@@ -87,10 +87,15 @@ def _per_token(mtok: Any) -> float | None:
     return float(Decimal(value)) / _MILLION
 
 
+PRICED_FROM = datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC).timestamp()
+"""A time before any model priced here: a clock that says so is a simulation's (one that starts at 0),
+and its calls are priced now, not at some model's first, older price."""
+
+
 def price_usd(usage: Usage, model: str, provider_id: str | None, at: float | None = None) -> float | None:
-    """Cost in USD of one call made at ``at`` (seconds since the epoch; default now: a price can
-    depend on the hour, as DeepSeek's off-peak one does), or None when the model, the provider or the
-    token counts are unknown.
+    """Cost in USD of one call made at ``at`` (seconds since the epoch; default now: prices change
+    over the years and, for some models, with the hour of the day), or None when the model, the
+    provider or the token counts are unknown.
 
     ``provider_id`` is a genai-prices provider id ("anthropic", "openai", "deepseek", "moonshotai").
     None means "no known price list": genai-prices would otherwise guess a provider from the model
@@ -111,7 +116,7 @@ def price_usd(usage: Usage, model: str, provider_id: str | None, at: float | Non
     # genai-prices drops None values itself; passing them keeps "unknown" distinct from 0.
     price_usage = genai_prices.Usage(**counts)
     try:
-        when = None if at is None else datetime.datetime.fromtimestamp(at, datetime.UTC)
+        when = None if at is None or at < PRICED_FROM else datetime.datetime.fromtimestamp(at, datetime.UTC)
         calculation = genai_prices.calc_price(
             price_usage, model_ref=model, provider_id=provider_id, genai_request_timestamp=when
         )

@@ -53,8 +53,9 @@ def _does_not_think(model: str, caps: ThinkingCaps, asked: str) -> str:
         return f"{model} was discontinued in 2026: name a model served today ({successor}), or leave out {asked}"
     if not caps.local and maker_of(model) is None:
         return (
-            f"{model} is not a model id tiny-agent knows, so it declares no thinking for it: give the full id "
-            f"(for example claude-sonnet-5, deepseek-v4-flash or kimi-k2.6), or leave out {asked}"
+            f"tiny-agent declares no thinking for the model id {model}, so it sends it no reasoning settings: "
+            f"leave out {asked} (a short name or a typo? ids it knows to think include claude-sonnet-5, "
+            "deepseek-v4-flash and kimi-k2.6)"
         )
     return f"{model} does not think: leave out {asked}"
 

@@ -53,11 +53,25 @@ def modified(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
         old = earlier.get((i, j))
         if old is None or _key(block) in kept or _key(old) in sent:
             continue
+        if _rest(before, i) != _rest(after, i):
+            continue  # another message at that place (a compaction moved the turns): not an edit
         problems.append(
             f"thinking-modified: messages[{i}].content[{j}] is not the block sent there before ({_what(old, block)}): "
             "the API refuses a thinking block that does not go back exactly as it came"
         )
     return problems
+
+
+def _rest(body: Mapping[str, Any], i: int) -> str:
+    """Message ``i`` of ``body`` without its thinking and cache markers: the turn a block belongs to."""
+    content = body["messages"][i].get("content")
+    blocks = content if isinstance(content, list) else [content]
+    rest = [
+        {k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, Mapping) else b
+        for b in blocks
+        if not (isinstance(b, Mapping) and b.get("type") in THINKING_TYPES)
+    ]
+    return json.dumps(rest, sort_keys=True, default=str)
 
 
 def _place(problem: str) -> tuple[int, int]:
