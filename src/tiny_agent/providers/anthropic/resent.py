@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from tiny_agent.providers.anthropic.binding import Bindings
-from tiny_agent.providers.anthropic.thinking import THINKING_TYPES
+from tiny_agent.providers.anthropic.thinking import is_thinking, thinking_blocks
+from tiny_agent.providers.first_change import first_difference
+from tiny_agent.providers.prefix import canonical
 
 __all__ = ["RULES", "Resent", "modified"]
 
@@ -46,7 +48,7 @@ class Resent:
 def modified(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """``thinking-modified`` for each thinking block of ``after`` that differs from the one at its place
     in ``before``, where neither block is found elsewhere in the other body."""
-    earlier, later = dict(_thinking(before)), dict(_thinking(after))
+    earlier, later = dict(thinking_blocks(before)), dict(thinking_blocks(after))
     kept, sent = {_key(b) for b in earlier.values()}, {_key(b) for b in later.values()}
     problems = []
     for (i, j), block in later.items():
@@ -62,30 +64,17 @@ def modified(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _rest(body: Mapping[str, Any], i: int) -> str:
+def _rest(body: Mapping[str, Any], i: int) -> list[str]:
     """Message ``i`` of ``body`` without its thinking and cache markers: the turn a block belongs to."""
     content = body["messages"][i].get("content")
     blocks = content if isinstance(content, list) else [content]
-    rest = [
-        {k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, Mapping) else b
-        for b in blocks
-        if not (isinstance(b, Mapping) and b.get("type") in THINKING_TYPES)
-    ]
-    return json.dumps(rest, sort_keys=True, default=str)
+    return [canonical(b) for b in blocks if not is_thinking(b)]
 
 
 def _place(problem: str) -> tuple[int, int]:
     """(message, block) of the place a problem names."""
     found = _PLACE.search(problem)
     return (int(found[1]), int(found[2])) if found else (0, 0)
-
-
-def _thinking(body: Mapping[str, Any]) -> Iterator[tuple[tuple[int, int], Mapping[str, Any]]]:
-    for i, message in enumerate(body.get("messages") or []):
-        content = message.get("content") if isinstance(message, Mapping) else None
-        for j, block in enumerate(content if isinstance(content, list) else ()):
-            if isinstance(block, Mapping) and block.get("type") in THINKING_TYPES:
-                yield (i, j), block
 
 
 def _key(block: Mapping[str, Any]) -> str:
@@ -110,6 +99,6 @@ def _what(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
 
 def _text_change(old: str, new: str, width: int = 24) -> str:
     """Where two texts first differ, with a little of each from there: at character 22, 'forty' -> '40'."""
-    at = next((k for k, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+    at = first_difference(old, new)
     start = max(0, at - 8)
     return f"at character {at}, {old[start : at + width]!r} -> {new[start : at + width]!r}"

@@ -9,7 +9,7 @@ does). Each problem starts with its rule id, which ``lint`` reports.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from tiny_agent.providers.thinking import Thinking, ThinkingCaps, is_on
@@ -21,8 +21,10 @@ __all__ = [
     "THINKING_TYPES",
     "betas_for",
     "cold",
+    "is_thinking",
     "opens_cold",
     "rendered_thinking",
+    "thinking_blocks",
     "thinking_fields",
     "thinking_on",
     "thinking_problems",
@@ -93,15 +95,11 @@ def thinking_problems(body: Mapping[str, Any]) -> list[str]:
     choice = body.get("tool_choice")
     if on and isinstance(choice, Mapping) and choice.get("type") in ("any", "tool"):
         problems.append(f"thinking-forced-tool-choice: tool_choice {choice.get('type')!r} with thinking on")
-    for i, message in enumerate(messages):
-        content = message.get("content") if isinstance(message, Mapping) else None
-        for j, block in enumerate(content if isinstance(content, list) else ()):
-            if not isinstance(block, Mapping) or block.get("type") not in THINKING_TYPES:
-                continue
-            if "cache_control" in block:
-                problems.append(f"thinking-cache-control: messages[{i}].content[{j}] carries cache_control")
-            if block.get("type") == "thinking" and not block.get("signature"):
-                problems.append(f"thinking-unsigned: messages[{i}].content[{j}] has no signature")
+    for (i, j), block in thinking_blocks(body):
+        if "cache_control" in block:
+            problems.append(f"thinking-cache-control: messages[{i}].content[{j}] carries cache_control")
+        if block.get("type") == "thinking" and not block.get("signature"):
+            problems.append(f"thinking-unsigned: messages[{i}].content[{j}] has no signature")
     loop = _final_assistant(messages)
     if loop is not None:
         index, first = loop
@@ -161,11 +159,21 @@ def without_thinking(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for message in messages:
         content = message.get("content")
-        if isinstance(content, list) and any(_is_thinking(b) for b in content):
-            message = {**message, "content": [b for b in content if not _is_thinking(b)]}
+        if isinstance(content, list) and any(is_thinking(b) for b in content):
+            message = {**message, "content": [b for b in content if not is_thinking(b)]}
         out.append(message)
     return out
 
 
-def _is_thinking(block: Any) -> bool:
+def is_thinking(block: Any) -> bool:
+    """Whether ``block`` is a thinking or redacted_thinking block."""
     return isinstance(block, Mapping) and block.get("type") in THINKING_TYPES
+
+
+def thinking_blocks(body: Mapping[str, Any]) -> Iterator[tuple[tuple[int, int], Mapping[str, Any]]]:
+    """((message, block), block) of each thinking and redacted_thinking block of ``body``, in order."""
+    for i, message in enumerate(body.get("messages") or []):
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for j, block in enumerate(content if isinstance(content, list) else ()):
+            if is_thinking(block):
+                yield (i, j), block
