@@ -59,13 +59,20 @@ def thought(tmp_path: Path) -> tuple[Path, str]:
     return out, sid
 
 
-def test_an_unsigned_block_in_a_stored_session_or_an_export_is_a_finding(
-    thought: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def imported(thought: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, str, Path]:
+    """The export with its unsigned block, imported into a store of its own: (export, session, store)."""
     export, sid = thought
     db = tmp_path / "imported.db"
     assert main(["sessions", "import", str(export), "--store", str(db)]) == 0
     capsys.readouterr()
+    return export, sid, db
+
+
+def test_an_unsigned_block_in_a_stored_session_or_an_export_is_a_finding(
+    imported: tuple[Path, str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    export, sid, db = imported
     assert main(["lint", "--session", sid[:8], "--store", str(db), "--json"]) == 1
     out = capsys.readouterr()
     report = json.loads(out.out)
@@ -79,12 +86,9 @@ def test_an_unsigned_block_in_a_stored_session_or_an_export_is_a_finding(
 
 
 def test_replay_of_such_a_session_says_what_to_do_in_one_line(
-    thought: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    imported: tuple[Path, str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    export, sid = thought
-    db = tmp_path / "imported.db"
-    assert main(["sessions", "import", str(export), "--store", str(db)]) == 0
-    capsys.readouterr()
+    _, sid, db = imported
     assert main(["replay", sid[:8], "--store", str(db)]) == 2
     said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("tiny-agent: ")]
     assert said == [
