@@ -200,3 +200,31 @@ def _tick_when_idle(warm: Keepalive, clock: Clock) -> None:
 
 def _result(call_id: str) -> ToolResultBlock:
     return ToolResultBlock(call_id, "contents of a")
+
+
+def test_a_ping_under_a_thinking_budget_is_priced_at_all_the_output_it_may_bill(tmp_path: Path, fake: Any) -> None:
+    """The ping carries the run's budget (another one would lose the message cache), so its reply may
+    think up to it: the plan prices it so, and its pings still cost at most one rewrite."""
+    from tiny_agent.context.shrink.policy import decision_prices
+    from tiny_agent.providers.thinking import parse_thinking
+
+    clock = fake.test_clock
+    agent = session(tmp_path, fake, clock, "budget")
+    agent.provider = resolve_provider(
+        "anthropic",
+        model="claude-sonnet-4-6",
+        base_url=fake.url("budget", "anthropic"),
+        env=ENV,
+        thinking=parse_thinking("2048"),
+    )
+    assert agent.run("Here is question number 0").stop == "done"
+    found = keepalive.plan(agent.context, agent.provider, clock())
+    prices = decision_prices(agent.provider.profile)
+    assert found.ping_usd == pytest.approx(prices.read * found.prefix_tokens + prices.output * 2049)
+    assert found.cap == int(found.rewrite_usd // found.ping_usd)
+    assert keepalive.ping_prompt(agent.context).max_tokens == 1
+    unthinking = resolve_provider(
+        "anthropic", model="claude-sonnet-4-6", base_url=fake.url("budget", "anthropic"), env=ENV
+    )
+    plain = keepalive.plan(agent.context, unthinking, clock())
+    assert found.ping_usd - plain.ping_usd == pytest.approx(prices.output * 2048)

@@ -27,6 +27,7 @@ from tiny_agent.context.shrink.policy import decision_prices
 from tiny_agent.context.state import State
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.providers.base import Provider
+from tiny_agent.providers.thinking_sent import sent_max_tokens
 from tiny_agent.types import ModelResponse, Prompt
 
 __all__ = ["MARGIN_SECONDS", "PURPOSE", "Keepable", "Plan", "ping", "ping_prompt", "plan"]
@@ -56,7 +57,7 @@ class Plan:
     reason: str
     prefix_tokens: int = 0
     ping_usd: float = 0.0
-    """One ping: a read of the prefix and one output token."""
+    """One ping: a read of the prefix and its output cap (one token, or the thinking budget beside it)."""
     rewrite_usd: float = 0.0
     """What the next request pays more if the entry expires: the prefix written instead of read."""
     cap: int = 0
@@ -85,7 +86,9 @@ def plan(ctx: Keepable, provider: Provider, now: float) -> Plan:
     if now >= expires:
         return Plan(None, "the cache entry has already expired", prefix, sent=sent)
     prices = decision_prices(profile)
-    ping_usd = prices.read * prefix + prices.output
+    # A thinking budget goes out with the ping too (another budget would lose the message cache), and
+    # its reply may think up to it: a ping is priced at all the output it may bill.
+    ping_usd = prices.read * prefix + prices.output * sent_max_tokens(1, profile.thinking, profile.thinking_caps)
     rewrite_usd = (prices.write - prices.read) * prefix
     cap = int(rewrite_usd // ping_usd) if ping_usd > 0 else 0
     one_hour = None

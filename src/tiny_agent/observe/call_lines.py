@@ -69,7 +69,8 @@ def format_event(event: Event) -> str:
             return _call_line(f"turn {step}", call)
         case CallEvent(number=number, call=call):
             label = "summary" if call.purpose == "compaction" else call.purpose
-            note = " · replied with a tool call, not a summary" if call.stop_reason == "tool_use" else ""
+            summary = call.purpose == "compaction"
+            note = " · replied with a tool call, not a summary" if summary and call.stop_reason == "tool_use" else ""
             return _call_line(f"{label} {number}", call, note)
         case ToolEvent(call=call, result=result, source=source):
             args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:60]}" for k, v in call.input.items())
