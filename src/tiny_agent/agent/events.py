@@ -139,7 +139,7 @@ class RunResult:
             "max_tokens": f"stopped at step {self.steps}: the reply was cut at the output limit; raise --max-tokens",
             "refused": f"stopped at step {self.steps}: the model refused to answer",
             "empty": f"stopped at step {self.steps}: the model returned an empty reply",
-            "budget": f"stopped before step {self.steps}: the budget is spent",
+            "budget": f"stopped before step {self.steps}: the budget is spent, or would be by the next call",
             "interrupted": f"interrupted at step {self.steps}",
             "too_large": f"stopped before step {max(self.steps, 1)}",
         }

@@ -201,9 +201,7 @@ class _Assembly:
         stored = RunSettings.of(self.session.context.run_settings) if self.session is not None else RunSettings()
         settings = given.over(stored)
         if self.resumed and "effort" in given.thinking_reset() and stored.effort is not None:
-            self.notes.append(
-                f"--thinking off leaves out the session's --effort {stored.effort} (give it again to keep it)"
-            )
+            self.notes.append(parts.effort_left_out(settings, stored.effort))
         self.stored = stored
         if given.workspace is not None or settings.workspace is None:
             settings = replace(settings, workspace=here)
