@@ -69,7 +69,7 @@ def run(option: str) -> dict[str, Any]:
         tempfile.TemporaryDirectory() as folder,
         BillingFake([task(Path(folder))], thinking=rules, compaction=compaction) as fake,
     ):
-        thinking = parse_thinking("2048", binding=binding)
+        thinking = parse_thinking("adaptive", binding=binding)
         url = fake.url("run", "anthropic")
         provider: Any = resolve_provider(
             "anthropic", model=MODEL, base_url=url, env=ENV, thinking=thinking, compact_threshold=trigger
@@ -119,7 +119,7 @@ def main() -> None:
     out = {
         "command": "PYTHONPATH=src python benchmarks/compaction_options.py",
         "date": datetime.date.today().isoformat(),
-        "task": f"{FILES} reads of ~2,000-token files in one request (one tool loop), {MODEL}, thinking 2048",
+        "task": f"{FILES} reads of ~2,000-token files in one request (one tool loop), {MODEL}, thinking adaptive",
         "server_trigger": TRIGGER,
         "python": platform.python_version(),
         "seconds": round(time.time() - started, 1),

@@ -42,9 +42,9 @@ ENV = {"ANTHROPIC_API_KEY": "sk-bench", "DEEPSEEK_API_KEY": "sk-bench"}
 FILES = 40
 RESULT = Path(__file__).parent / "results" / "thinking_economics.json"
 SETUPS = {
-    "anthropic": ("anthropic", "claude-sonnet-5", "anthropic", "2048", "off"),
+    "anthropic": ("anthropic", "claude-sonnet-5", "anthropic", "adaptive", "off"),
     "deepseek": ("deepseek", "deepseek-v4-flash", "openai", None, "off"),
-    "anthropic_drop_block": ("anthropic", "claude-sonnet-5", "anthropic", "2048", "off"),
+    "anthropic_drop_block": ("anthropic", "claude-sonnet-5", "anthropic", "adaptive", "off"),
 }
 BINDINGS = {"anthropic_drop_block": "drop_block"}
 """Not the default (fold): drop_block, shown because it is cheaper only by what the model no longer
@@ -133,7 +133,7 @@ def sweep() -> list[dict[str, Any]]:
     off = run("anthropic", "off", False), run("anthropic", "off", True)
     rows = []
     for words in SWEEP_WORDS:
-        agent, naive = run("anthropic", "2048", False, words), run("anthropic", "2048", True, words)
+        agent, naive = run("anthropic", "adaptive", False, words), run("anthropic", "adaptive", True, words)
         ratio, base = agent["usd"] / naive["usd"], off[0]["usd"] / off[1]["usd"]
         context = agent["input_usd"] / naive["input_usd"]
         base_context = off[0]["input_usd"] / off[1]["input_usd"]

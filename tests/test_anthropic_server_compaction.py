@@ -62,7 +62,7 @@ def server(tmp_path: Path) -> Iterator[Any]:
         def record(route: str, ask: str = READS, *, stream: bool = False, resume: str | None = None) -> Any:
             settings = RunSettings(
                 provider="anthropic", model=MODEL, base_url=fake.url(route, "anthropic"), workspace=str(ws),
-                thinking="2048", server_compact_at=50_000,
+                thinking="adaptive", server_compact_at=50_000,
             )  # fmt: skip
             said: list[str] = []
             with Run.open(
@@ -129,7 +129,7 @@ def test_a_failed_compaction_goes_back_as_received_and_drops_nothing(tmp_path: P
     with BillingFake(files(ws, 40), thinking=ThinkingRules(), compaction=compaction) as fake:
         provider = resolve_provider(
             "anthropic", model=MODEL, base_url=fake.url("f", "anthropic"), env=ENV, compact_threshold=50_000,
-            thinking=parse_thinking("2048"),
+            thinking=parse_thinking("adaptive"),
         )  # fmt: skip
         config = ContextConfig(compact_at=180_000, policy="fraction")
         agent = Agent(

@@ -58,7 +58,7 @@ def run(
 ) -> str:
     """``request`` in a new stored session (or ``resume``d) with ``binding`` on a preserved-thinking
     model that compacts inside its tool loop (a resume does not); None: ``--thinking off``."""
-    thinking = parse_thinking("2048", binding=binding) if binding else parse_thinking("off")
+    thinking = parse_thinking("adaptive", binding=binding) if binding else parse_thinking("off")
     url = fake.url("r", "anthropic")
     provider = resolve_provider("anthropic", model="claude-sonnet-5", base_url=url, env=ENV, thinking=thinking)
     toolbox = Toolbox(Workspace(root).tools())
@@ -123,7 +123,7 @@ def test_the_view_redraws_each_turn_as_it_was_sent(recorded: tuple[Path, str, bo
     with SQLiteStore(where) as store:
         view = SessionView.of(store.get(sid), store.entries(sid))
     keys = {c.opened.fingerprint.get("thinking") for c in view.calls if c.opened.purpose == "turn"}
-    assert keys == ({"2048", "2048///drop_block"} if legacy else {"2048///drop_block"})
+    assert keys == ({"adaptive", "adaptive///drop_block"} if legacy else {"adaptive///drop_block"})
     summaries = [c for c in view.calls if c.opened.purpose == "compaction"]
     assert len(summaries) >= 2 and all(c.request is not None for c in summaries)
     for call in view.calls:
@@ -189,7 +189,7 @@ def test_a_strict_session_resumed_with_drop_block_replays_as_recorded(tmp_path: 
     where, sid, head = resumed(tmp_path, "strict", "drop_block", legacy=False)
     found = entries(where, sid)
     keys = {(e.seq > head, v.fingerprint.get("thinking")) for e in found for v in read(e) if isinstance(v, CallOpened)}
-    assert keys == {(False, "2048"), (True, "2048///drop_block")}
+    assert keys == {(False, "adaptive"), (True, "adaptive///drop_block")}
     replays_as_recorded(found)
 
 
@@ -224,7 +224,7 @@ def test_a_drop_block_session_resumed_with_thinking_off_replays_as_recorded(tmp_
 def test_an_unnamed_binding_is_the_one_in_force_at_its_call() -> None:
     """A run's settings in force name it; where none do (drop_block chosen from Python, before the
     flag), the run's own compactions say, and only its own."""
-    call = CallOpened("turn", "claude-sonnet-5", 1, {"thinking": "2048"})
+    call = CallOpened("turn", "claude-sonnet-5", 1, {"thinking": "adaptive"})
     dropped = CompactionMark(0, 2, "summary", "r", strategy="drop_block")
     log: list[TypedEntry] = [
         *(RunChange({"provider": "anthropic"}), call, dropped, call, RunStop("done")),  # 1-5: drop_block
@@ -249,7 +249,7 @@ def test_lint_finds_no_modified_thinking_after_a_drop_block_compaction(tmp_path:
     one before was not modified, and lint does not say so (it did, one error a compaction)."""
     rules = ThinkingRules(redact_every=4)
     with SQLiteStore(tmp_path / "s.db") as store, BillingFake([files(tmp_path, 0, 24, "read")], thinking=rules) as fake:
-        thinking = parse_thinking("2048", binding="drop_block")
+        thinking = parse_thinking("adaptive", binding="drop_block")
         url = fake.url("r", "anthropic")
         provider = resolve_provider("anthropic", model="claude-sonnet-5", base_url=url, env=ENV, thinking=thinking)
         toolbox = Toolbox(Workspace(tmp_path).tools())

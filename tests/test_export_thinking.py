@@ -53,7 +53,7 @@ def test_an_anthropic_export_keeps_the_thinking_budget(tmp_path: Path, capsys: p
     rules = ThinkingRules()
     with BillingFake([task(ws)], thinking=rules) as fake:
         settings = RunSettings(
-            provider="anthropic", model="claude-sonnet-5", base_url=fake.url("r", "anthropic"), workspace=str(ws),
+            provider="anthropic", model="claude-sonnet-4-6", base_url=fake.url("r", "anthropic"), workspace=str(ws),
             code_tools=False, thinking="2048", max_tokens=3000,
         )  # fmt: skip
         body = exported(tmp_path, settings, "anthropic", capsys)
@@ -89,7 +89,7 @@ def test_an_export_to_a_wire_that_sends_no_thinking_settings_says_what_it_left_o
     with BillingFake([task(ws)], thinking=ThinkingRules()) as fake:
         settings = RunSettings(
             provider="anthropic", model="claude-sonnet-5", base_url=fake.url("r", "anthropic"), workspace=str(ws),
-            code_tools=False, thinking="2048",
+            code_tools=False, thinking="adaptive",
         )  # fmt: skip
         with SQLiteStore(tmp_path / "s.db") as store, Run.open(store, settings=settings, env=ENV) as run:
             assert run.agent.run("Please read the files").stop == "done"
@@ -101,7 +101,7 @@ def test_an_export_to_a_wire_that_sends_no_thinking_settings_says_what_it_left_o
     body = json.loads(out.out)
     assert "thinking" not in body and body["messages"]
     assert out.err.splitlines() == [
-        "tiny-agent: the body has no thinking settings (the session's: 2048): tiny-agent sends claude-sonnet-5's "
+        "tiny-agent: the body has no thinking settings (the session's: adaptive): tiny-agent sends claude-sonnet-5's "
         "on the Messages API (--provider anthropic) only",
         "tiny-agent: the body leaves out 3 thinking blocks (anthropic's own; the openai format takes none)",
     ]

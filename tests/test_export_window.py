@@ -53,7 +53,7 @@ def compacted(
     with BillingFake([reads(ws)], thinking=rules) as fake:
         settings = RunSettings(
             provider="anthropic", model="claude-sonnet-5", base_url=fake.url("r", "anthropic"), workspace=str(ws),
-            code_tools=False, thinking="2048", thinking_binding=binding,
+            code_tools=False, thinking="adaptive", thinking_binding=binding,
         )  # fmt: skip
         config = {"compact_at": 9000, "keep_turns": 2, **config}
         with (

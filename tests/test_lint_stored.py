@@ -38,7 +38,7 @@ def thought(tmp_path: Path) -> tuple[Path, str]:
     with BillingFake([Task("read the files", steps, "Both read.")], thinking=ThinkingRules()) as fake:
         settings = RunSettings(
             provider="anthropic", model="claude-sonnet-5", base_url=fake.url("r", "anthropic"), workspace=str(ws),
-            code_tools=False, thinking="2048",
+            code_tools=False, thinking="adaptive",
         )  # fmt: skip
         with (
             SQLiteStore(tmp_path / "s.db") as store,

@@ -29,7 +29,7 @@ ENV = {"ANTHROPIC_API_KEY": "sk-test-1", "DEEPSEEK_API_KEY": "sk-test-2"}
 SESSIONS = {
     # (provider, model, --thinking, files, compact_at): a short one, and two that compact in the loop
     "short": ("anthropic", "claude-sonnet-4-6", "2048", 5, 60_000),
-    "sonnet-5": ("anthropic", "claude-sonnet-5", "2048", 24, 6000),
+    "sonnet-5": ("anthropic", "claude-sonnet-5", "adaptive", 24, 6000),
     "deepseek": ("deepseek", "deepseek-v4-flash", None, 24, 6000),
 }
 

@@ -69,7 +69,7 @@ class Sent:
 @pytest.mark.parametrize("crashed", [False, True], ids=["failed", "crashed"])
 @pytest.mark.parametrize(
     ("thinking", "binding"),
-    [("2048", "strict"), ("2048", "drop_block"), ("off", "strict")],
+    [("adaptive", "strict"), ("adaptive", "drop_block"), ("off", "strict")],
     ids=["fold", "drop", "off"],
 )
 def test_a_resume_after_a_compaction_whose_next_call_was_lost_sends_the_live_window(

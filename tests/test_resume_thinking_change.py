@@ -39,8 +39,9 @@ def test_a_resume_with_other_thinking_settings_warns_once_and_replays_as_sent(tm
         BillingFake([reads(ws, 0, 3), reads(ws, 3, 3)], thinking=rules) as fake,
         SQLiteStore(tmp_path / "s.db") as store,
     ):
+        # Claude 4.6 takes both a budget and adaptive thinking (Claude 5 takes adaptive only).
         base = RunSettings(
-            provider="anthropic", model="claude-sonnet-5", base_url=fake.url("r", "anthropic"), workspace=str(ws),
+            provider="anthropic", model="claude-sonnet-4-6", base_url=fake.url("r", "anthropic"), workspace=str(ws),
             code_tools=False,
         )  # fmt: skip
         with Run.open(store, settings=RunSettings.of({**base.given(), "thinking": "2048"}), env=ENV) as run:

@@ -39,7 +39,7 @@ def row(c: CallFigures) -> tuple[object, ...]:
 def stopped_in_a_loop(
     tmp_path: Path, first: str | None, as_asked: bool = False
 ) -> tuple[list[str], list[str | None], list[dict[str, object]]]:
-    """A Claude session run with ``first`` thinking, stopped inside its tool loop, resumed with
+    """A Claude 4.6 session run with ``first`` thinking, stopped inside its tool loop, resumed with
     --thinking 2048 to finish the loop and then ask one more: the resume's notes, the resumed calls'
     miss lines and every body sent. ``as_asked``: its call entries key the settings asked for, as the
     log of a version before they named the ones sent does."""
@@ -54,7 +54,8 @@ def stopped_in_a_loop(
     ):
         if as_asked:
             patch.setattr(ProviderProfile, "sent_thinking", lambda self, body: self.thinking)
-        base = {"provider": "anthropic", "model": "claude-sonnet-5", "base_url": fake.url("r", "anthropic")}
+        # Claude 4.6: it does not think unasked and takes a budget.
+        base = {"provider": "anthropic", "model": "claude-sonnet-4-6", "base_url": fake.url("r", "anthropic")}
         given = {**base, "workspace": str(ws), "code_tools": False, **({"thinking": first} if first else {})}
         with Run.open(store, settings=RunSettings.of(given), env=ENV, agent=AgentConfig(max_steps=2)) as run:
             assert run.agent.run("Please read the files").stop == "step_limit"  # inside the loop

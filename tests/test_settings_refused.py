@@ -34,9 +34,11 @@ def one_line(capsys: pytest.CaptureFixture[str]) -> str:
     return err
 
 
-def thinking_run(tmp_path: Path, fake: BillingFake, route: str, *flags: str) -> list[str]:
+def thinking_run(
+    tmp_path: Path, fake: BillingFake, route: str, *flags: str, model: str = "claude-sonnet-5"
+) -> list[str]:
     url = fake.url(route, "anthropic")
-    return ["--provider", "anthropic", "--model", "claude-sonnet-5", "--base-url", url, *flags,
+    return ["--provider", "anthropic", "--model", model, "--base-url", url, *flags,
             "--workspace", str(tmp_path), "please read a"]  # fmt: skip
 
 
@@ -48,9 +50,11 @@ def test_the_files_thinking_keys_reach_the_run_and_a_flag_beats_them(
     task = Task("read a", [[("read_file", {"path": "a.txt"})]], "Read.")
     store = private_dirs / "sessions.db"
     with BillingFake([task, task], thinking=ThinkingRules(words=80)) as fake:
-        assert main(thinking_run(tmp_path, fake, "file")) == 0
+        # A model that takes a budget and does not think unasked: the file's 4096 is what turns it on.
+        assert main(thinking_run(tmp_path, fake, "file", model="claude-sonnet-4-6")) == 0
         assert "(thinking " in capsys.readouterr().err, "the turn line shows the thinking the file asked for"
-        assert main(thinking_run(tmp_path, fake, "flag", "--thinking", "off", "--no-session")) == 0
+        flags = ("--thinking", "off", "--no-session")
+        assert main(thinking_run(tmp_path, fake, "flag", *flags, model="claude-sonnet-4-6")) == 0
         assert "(thinking " not in capsys.readouterr().err, "--thinking off beats the file's 4096"
     with SQLiteStore(store) as opened:
         (info,) = opened.sessions()
@@ -105,9 +109,11 @@ def test_the_files_server_compact_at_is_checked_like_the_flag(
         ),
         (
             'thinking_display = "omitted"',
-            ["--provider", "anthropic", "--model", "claude-sonnet-5"],
+            ["--provider", "anthropic", "--model", "claude-sonnet-4-6"],
             'thinking_display = "omitted"',
         ),
+        ("thinking = 4096", ["--provider", "anthropic", "--model", "claude-sonnet-5"], "thinking = 4096"),
+        ('thinking = "off"', ["--provider", "anthropic", "--model", "claude-opus-5-5"], 'thinking = "off"'),
     ],
 )
 def test_a_refused_setting_from_the_file_names_the_file_and_its_key(
@@ -144,6 +150,8 @@ RESPONSES = ["--provider", "openai", "--api", "responses", "--model", "gpt-5.6",
 ONLY = "--server-compact-at works only with --provider anthropic or --provider openai --api responses"
 CLAUDE_OVER_OPENAI = ["--provider", "openai", "--model", "claude-sonnet-5", "--base-url", NOWHERE]
 SONNET_5 = ["--provider", "anthropic", "--model", "claude-sonnet-5", "--base-url", NOWHERE]
+SONNET_4_6 = ["--provider", "anthropic", "--model", "claude-sonnet-4-6", "--base-url", NOWHERE]
+"""Claude 4.6 does not think unasked: a display or a binding without ``--thinking`` shapes nothing."""
 HAIKU_3_5 = ["--provider", "anthropic", "--model", "claude-3-5-haiku", "--base-url", NOWHERE]
 DS_RESPONSES = ["--provider", "openai", "--api", "responses", "--base-url", NOWHERE]
 """A model that thinks by default, served where tiny-agent sends it no reasoning settings: ``--thinking
@@ -172,15 +180,36 @@ REFUSED = [
         "claude-sonnet-5 takes --thinking-binding drop_block only on the Messages API (--provider anthropic): ",
     ),
     ([*CLAUDE_OVER_OPENAI, "--effort", "low"], "claude-sonnet-5 takes --effort low only on the Messages API"),
-    ([*SONNET_5, "--thinking-display", "omitted"], f"--thinking-display omitted {ON}"),
-    ([*SONNET_5, "--thinking-binding", "drop_block"], f"--thinking-binding drop_block {ON}"),
+    # It thinks unasked there too: an off that is never sent would change nothing.
+    ([*CLAUDE_OVER_OPENAI, "--thinking", "off"], "claude-sonnet-5 takes --thinking off only on the Messages API"),
+    ([*SONNET_4_6, "--thinking-display", "omitted"], f"--thinking-display omitted {ON}"),
     (
-        [*SONNET_5, "--thinking-display", "omitted", "--thinking-binding", "drop_block"],
-        "--thinking-display omitted and --thinking-binding drop_block need thinking on: add --thinking adaptive",
+        [*SONNET_4_6, "--thinking-binding", "drop_block"],
+        "claude-sonnet-4-6 has no preserved thinking, whose blocks are bound to their prefix: leave out "
+        "--thinking-binding drop_block",
     ),
     (
-        ["--provider", "anthropic", "--model", "claude-opus-5-5", "--thinking-display", "omitted"],
+        ["--provider", "anthropic", "--model", "claude-opus-4-7", "--thinking-display", "omitted"],
         "--thinking-display omitted needs thinking on: add --thinking adaptive",
+    ),
+    (
+        [*SONNET_5, "--thinking", "2048"],
+        "claude-sonnet-5 does not take a thinking budget (use --thinking adaptive; --effort low|medium|high|xhigh|max "
+        "sets how much it thinks)",
+    ),
+    (
+        ["--provider", "anthropic", "--model", "claude-opus-4-7", "--thinking", "2048"],
+        "claude-opus-4-7 does not take a thinking budget (use --thinking adaptive; --effort low|medium|high|xhigh|max "
+        "sets how much it thinks)",
+    ),
+    (
+        ["--provider", "anthropic", "--model", "claude-opus-5-5", "--thinking", "off"],
+        "claude-opus-5-5 always thinks (its API refuses thinking off): leave out --thinking off; --effort low thinks "
+        "least",
+    ),
+    (
+        ["--provider", "anthropic", "--model", "claude-fable-5", "--thinking", "off"],
+        "claude-fable-5 always thinks (its API refuses thinking off): leave out --thinking off",
     ),
     (
         ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--thinking-display", "summarized"],
@@ -246,10 +275,18 @@ def test_a_setting_the_model_does_not_take_is_refused_before_any_call(
     ("settings", "message"),
     [
         ({"provider": "local", "thinking": "2048"}, "the local model does not think"),
-        ({"provider": "anthropic", "model": "claude-sonnet-5", "thinking_display": "omitted"}, "needs thinking on"),
+        ({"provider": "anthropic", "model": "claude-sonnet-4-6", "thinking_display": "omitted"}, "needs thinking on"),
         (
-            {"provider": "anthropic", "model": "claude-fable-5-1", "thinking_binding": "drop_block"},
-            "add --thinking adaptive",
+            {"provider": "anthropic", "model": "claude-opus-4-7", "thinking_display": "omitted"},
+            "add --thinking adaptive$",
+        ),
+        (
+            {"provider": "anthropic", "model": "claude-sonnet-5", "thinking": "2048"},
+            "claude-sonnet-5 does not take a thinking budget",
+        ),
+        (
+            {"provider": "anthropic", "model": "claude-fable-5-1", "thinking": "off"},
+            "claude-fable-5-1 always thinks",
         ),
         ({"provider": "moonshot", "effort": "high"}, "kimi-k2.6 does not take --effort"),
         ({"provider": "deepseek", "server_compact_at": 60000}, "--server-compact-at works only with"),
@@ -311,7 +348,14 @@ def test_what_each_model_takes_still_runs_where_it_is_declared(tmp_path: Path, k
         {"provider": "anthropic", "effort": "low"},  # Claude's effort goes out without thinking too
         {"provider": "anthropic", "thinking_binding": "strict"},  # the API's own default: nothing to drop
         {"provider": "anthropic", "model": "claude-3-5-haiku", "thinking": "off"},
-        {"provider": "openai", "model": "claude-sonnet-5", "thinking": "off"},
+        {"provider": "openai", "model": "claude-sonnet-4-6", "thinking": "off"},
+        # The Claude 5 models think unasked: a display and a binding shape that thinking.
+        {"provider": "anthropic", "model": "claude-sonnet-5", "thinking_display": "omitted"},
+        {"provider": "anthropic", "model": "claude-sonnet-5", "thinking_binding": "drop_block"},
+        {"provider": "anthropic", "model": "claude-opus-5-5", "thinking_display": "omitted"},
+        {"provider": "anthropic", "model": "claude-fable-5-1", "thinking_display": "summarized", "effort": "xhigh"},
+        {"provider": "anthropic", "model": "claude-sonnet-5", "thinking": "off"},
+        {"provider": "anthropic", "model": "claude-sonnet-4-6", "thinking": "2048"},
     ):
         with Run.open(None, settings=RunSettings(workspace=str(tmp_path), base_url=NOWHERE, **settings)) as run:
             assert run.provider.profile.model
@@ -337,15 +381,19 @@ def test_the_thinking_binding_flag_and_key_send_drop_block(
     (tmp_path / "a.txt").write_text("alpha " * 50)
     task = Task("read a", [[("read_file", {"path": "a.txt"})]], "Read.")
     rules = ThinkingRules()
-    with BillingFake([task, task], thinking=rules) as fake:
-        flags = ("--thinking", "2048", "--no-session")
+    with BillingFake([task, task, task], thinking=rules) as fake:
+        flags = ("--thinking", "adaptive", "--no-session")
         assert main(thinking_run(tmp_path, fake, "flag", *flags, "--thinking-binding", "drop_block")) == 0
         (tmp_path / "tiny-agent.toml").write_text('thinking_binding = "drop_block"\n')
         assert main(thinking_run(tmp_path, fake, "file", *flags)) == 0
-        bodies = [b.body for route in ("flag", "file") for b in fake.bills(route)]
+        # Claude 5 thinks unasked: the binding alone shapes that thinking, sent as adaptive.
+        assert main(thinking_run(tmp_path, fake, "unasked", "--no-session")) == 0
+        bodies = [b.body for route in ("flag", "file", "unasked") for b in fake.bills(route)]
+        unasked = [b.body for b in fake.bills("unasked")]
     assert rules.rejected == []
     binding = {"prefix_mismatch_behavior": "drop_block"}
     assert bodies and all(b["thinking"].get("block_binding") == binding for b in bodies), bodies
+    assert unasked and all(b["thinking"]["type"] == "adaptive" for b in unasked), unasked
 
 
 def test_the_configuration_page_gives_what_each_wire_takes_for_server_compaction() -> None:

@@ -27,15 +27,19 @@ def reads(ws: Path, first: int, count: int) -> Task:
     return Task("read", [[("read_file", {"path": f"p{i}.txt"})] for i in range(first, first + count)], "Done.")
 
 
-@pytest.mark.parametrize("model", ["claude-sonnet-5", "claude-sonnet-4-6"])
-def test_a_resume_sends_the_prefix_the_last_request_sent(tmp_path: Path, model: str) -> None:
+@pytest.mark.parametrize(
+    ("model", "thinking"),
+    [("claude-sonnet-5", "adaptive"), ("claude-sonnet-4-6", "2048")],  # Claude 5 takes no budget
+    ids=["claude-sonnet-5", "claude-sonnet-4-6"],
+)
+def test_a_resume_sends_the_prefix_the_last_request_sent(tmp_path: Path, model: str, thinking: str) -> None:
     register_secret(KEY)
     ws = tmp_path / "ws"
     ws.mkdir()
     rules = ThinkingRules(extra=f" The service connects with {URL}.", redact_every=3)
     tasks = [reads(ws, 0, 3), reads(ws, 3, 2)]
     with BillingFake(tasks, thinking=rules) as fake, SQLiteStore(tmp_path / "s.db") as store:
-        base = {"provider": "anthropic", "model": model, "base_url": fake.url("r", "anthropic"), "thinking": "2048"}
+        base = {"provider": "anthropic", "model": model, "base_url": fake.url("r", "anthropic"), "thinking": thinking}
         first_run = RunSettings.of({**base, "workspace": str(ws), "code_tools": False})
         with Run.open(store, settings=first_run, env=ENV, pins=[f"The token {KEY} is never printed."]) as run:
             assert run.agent.run("Please read the first files").stop == "done"

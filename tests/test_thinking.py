@@ -111,7 +111,8 @@ def test_a_cut_stream_keeps_nothing() -> None:
         stream({"type": "thinking_delta", "thinking": "cut"}, stop=None)
 
 
-def adapter(model: str = "claude-sonnet-5", thinking: str | None = "2048", **kw: object) -> AnthropicProvider:
+def adapter(model: str = "claude-sonnet-4-6", thinking: str | None = "2048", **kw: object) -> AnthropicProvider:
+    """A budget by default: Claude 4.6 takes one (Claude 4.7 and 5 take adaptive thinking only)."""
     return AnthropicProvider(model=model, api_key="k", thinking=parse_thinking(thinking, **kw))  # type: ignore[arg-type]
 
 
@@ -138,10 +139,21 @@ def test_thinking_fields_effort_display_and_betas() -> None:
     manual = adapter("claude-sonnet-4-5", "4096")
     headers = manual._sdk_arguments(manual.render(Prompt(("s",), (READ,), (Message.user("hi"),))))["extra_headers"]
     assert "interleaved-thinking-2025-05-14" in headers["anthropic-beta"]
-    drop = adapter("claude-sonnet-5", "2048", binding="drop_block")
+    budget = adapter("claude-sonnet-4-6", "4096")
+    headers = budget._sdk_arguments(budget.render(Prompt(("s",), (READ,), (Message.user("hi"),))))["extra_headers"]
+    assert "interleaved-thinking-2025-05-14" in headers["anthropic-beta"], "Claude 4.6 with a budget interleaves"
+    drop = adapter("claude-sonnet-5", "adaptive", binding="drop_block")
     body = drop.render(Prompt(("s",), (READ,), (Message.user("hi"),)))
     assert body["thinking"]["block_binding"] == {"prefix_mismatch_behavior": "drop_block"}
     assert "thinking-binding-controls-2026-08-01" in drop._sdk_arguments(body)["extra_headers"]["anthropic-beta"]
+    unasked = adapter("claude-sonnet-5", None, display="omitted", binding="drop_block")
+    body = unasked.render(Prompt(("s",), (READ,), (Message.user("hi"),)))
+    assert body["thinking"] == {
+        "type": "adaptive",
+        "display": "omitted",
+        "block_binding": {"prefix_mismatch_behavior": "drop_block"},
+    }, "Claude 5 thinks unasked: a display and a binding shape that thinking"
+    assert "thinking" not in adapter("claude-sonnet-5", None).render(Prompt(("s",), (), (Message.user("hi"),)))
     off = adapter("claude-sonnet-5", "off").render(Prompt(("s",), (), (Message.user("hi"),)))
     assert off["thinking"] == {"type": "disabled"}
 
@@ -153,6 +165,11 @@ def test_thinking_fields_effort_display_and_betas() -> None:
         ("claude-sonnet-5", "lots", {}, "off, adaptive or a token budget"),
         ("claude-sonnet-4-5", "adaptive", {}, "has no adaptive thinking"),
         ("claude-opus-5-5", "2048", {}, "does not take a thinking budget"),
+        ("claude-sonnet-5", "2048", {}, r"claude-sonnet-5 does not take a thinking budget \(use --thinking adaptive;"),
+        ("claude-opus-4-7", "2048", {}, "does not take a thinking budget"),
+        ("claude-sonnet-4-6", "adaptive", {"effort": "xhigh"}, r"does not take --effort xhigh"),
+        ("claude-fable-5", "off", {}, r"claude-fable-5 always thinks \(its API refuses thinking off\)"),
+        ("claude-sonnet-5-5", "off", {}, "always thinks"),
         ("claude-sonnet-4-5", "2048", {"effort": "max"}, "has no reasoning effort: leave out --effort max"),
         ("claude-3-5-haiku", "adaptive", {}, "does not think: leave out --thinking adaptive"),
     ],
@@ -259,8 +276,15 @@ def test_the_server_refuses_with_the_apis_texts() -> None:
     rules = ThinkingRules()
     with BillingFake([Task("go", [[("read_file", {"path": "a"})]])], thinking=rules) as fake:
         client = anthropic.Anthropic(api_key="k", base_url=fake.url("r", "anthropic"), max_retries=0)
-        base = {"model": "claude-sonnet-5", "max_tokens": 4000, "thinking": {"type": "enabled", "budget_tokens": 2048}}
+        base = {"model": "claude-sonnet-5", "max_tokens": 4000, "thinking": {"type": "adaptive"}}
         tools = [{"name": "read_file", "description": "r", "input_schema": {"type": "object"}}]
+        budget = {**base, "thinking": {"type": "enabled", "budget_tokens": 2048}}
+        with pytest.raises(anthropic.BadRequestError) as caught:
+            client.messages.create(**budget, messages=[{"role": "user", "content": "go"}])
+        assert caught.value.body["error"]["message"] == (  # type: ignore[index]
+            '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and '
+            '"output_config.effort" to control thinking behavior.'
+        )
         first = client.messages.create(**base, tools=tools, messages=[{"role": "user", "content": "go"}]).model_dump()
         content = [b for b in first["content"] if b["type"] in ("thinking", "tool_use")]
         content = [{k: v for k, v in b.items() if v is not None and k != "caller"} for b in content]
@@ -327,7 +351,10 @@ def test_count_tokens_sends_the_betas_the_message_call_does() -> None:
     with BillingFake([Task("go", [[("read_file", {"path": "a"})]])], thinking=ThinkingRules()) as fake:
         url = fake.url("r", "anthropic")
         provider = AnthropicProvider(
-            model="claude-sonnet-5", api_key="k", base_url=url, thinking=parse_thinking("2048", binding="drop_block")
+            model="claude-sonnet-5",
+            api_key="k",
+            base_url=url,
+            thinking=parse_thinking("adaptive", binding="drop_block"),
         )
         prompt = Prompt(("s",), (READ,), (Message.user("hi"),))
         assert "block_binding" in provider.render(prompt)["thinking"]
@@ -392,11 +419,11 @@ def test_lint_reports_each_thinking_rule_by_its_id_and_a_change_of_settings() ->
 def test_a_change_of_thinking_settings_is_a_named_miss_cause() -> None:
     ctx = Context("s", (READ,))
     ctx.add(Message.user("hello " * 400))
-    first = adapter("claude-sonnet-5", "2048")
-    second = adapter("claude-sonnet-5", "adaptive")
+    first = adapter("claude-sonnet-4-6", "2048")
+    second = adapter("claude-sonnet-4-6", "adaptive")
     before = ctx.renderer.render(ctx.prompt(), first)
     after = Renderer(ctx.state.ledger.texts).render(ctx.prompt(), second)
-    prior = Before(0.0, "claude-sonnet-5", before.fingerprint, 4000, before.prompt, (), "", before.chain)
+    prior = Before(0.0, "claude-sonnet-4-6", before.fingerprint, 4000, before.prompt, (), "", before.chain)
     cause = diagnose(prior, after, second.profile, Usage(4000, 10, 0, 4000), 1.0)
     assert cause == "thinking settings changed: 2048 -> adaptive (the cache misses from the first message on)"
 
@@ -426,7 +453,7 @@ def test_the_cli_shows_thinking_folded_and_json_carries_it(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     with BillingFake([task], thinking=ThinkingRules(words=80)) as fake:
         common = ["--provider", "anthropic", "--model", "claude-sonnet-5", "--base-url", fake.url("r", "anthropic")]
-        common += ["--thinking", "2048", "--no-session", "--workspace", str(tmp_path)]
+        common += ["--thinking", "adaptive", "--no-session", "--workspace", str(tmp_path)]
         assert main([*common, "please read a"]) == 0
         err = capsys.readouterr().err
         assert err.count("thinking: Reply ") == 2 and "chars)" in err, "folded to one line each"
@@ -450,7 +477,12 @@ def test_the_config_file_takes_the_thinking_keys(tmp_path: Path, monkeypatch: py
 
 
 @pytest.mark.parametrize(
-    ("model", "sent"), [("claude-3-5-haiku-latest", None), ("claude-sonnet-4-5", {"type": "disabled"})]
+    ("model", "sent"),
+    [
+        ("claude-3-5-haiku-latest", None),
+        ("claude-sonnet-4-5", {"type": "disabled"}),
+        ("claude-sonnet-5", {"type": "disabled"}),
+    ],
 )
 def test_thinking_off_is_sent_only_to_a_model_that_thinks(model: str, sent: object) -> None:
     body = adapter(model, "off").render(Prompt(("sys",), (), (Message.user("hi"),)))
@@ -461,7 +493,7 @@ def test_a_cap_at_or_under_the_budget_gets_the_budget_beside_it() -> None:
     prompt = Prompt(("sys",), (READ,), loop_messages()[:1])
 
     def sent(max_tokens: int, thinking: str) -> int:
-        provider = AnthropicProvider(model="claude-sonnet-5", api_key="k", thinking=parse_thinking(thinking))
+        provider = AnthropicProvider(model="claude-sonnet-4-6", api_key="k", thinking=parse_thinking(thinking))
         return int(provider.render(dataclasses.replace(prompt, max_tokens=max_tokens))["max_tokens"])
 
     assert sent(1024, "2048") == 1024 + 2048

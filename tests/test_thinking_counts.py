@@ -24,6 +24,8 @@ from tiny_agent.whatif.replay import replay
 
 ENV = {"ANTHROPIC_API_KEY": "sk-test-1"}
 MODEL = "claude-sonnet-5"
+BUDGETED = "claude-sonnet-4-6"
+"""Claude 4.7 and later take no thinking budget: the budget guard's first call is priced on one that does."""
 
 
 def reads(root: Path, files: int = 6) -> Task:
@@ -41,7 +43,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
     with BillingFake([reads(ws)], thinking=rules) as fake:
         settings = RunSettings(
             provider="anthropic", model=MODEL, base_url=fake.url("r", "anthropic"), workspace=str(ws),
-            code_tools=False, thinking="2048",
+            code_tools=False, thinking="adaptive",
         )  # fmt: skip
         with SQLiteStore(root / "s.db") as store, Run.open(store, settings=settings, env=ENV) as run:
             assert run.agent.run("Please read the files now").stop == "done"
@@ -82,9 +84,9 @@ def test_the_budget_prices_the_thinking_as_output(recorded) -> None:  # type: ig
     turns = [c for c in ledger.calls if c.purpose == "turn"]
     assert max(c.usage.output_tokens or 0 for c in turns) >= max(thinking), "output_tokens carries the thinking"
     provider = resolve_provider(
-        "anthropic", model=MODEL, base_url="http://127.0.0.1:9", env=ENV, thinking=parse_thinking("4096")
+        "anthropic", model=BUDGETED, base_url="http://127.0.0.1:9", env=ENV, thinking=parse_thinking("4096")
     )
-    off = resolve_provider("anthropic", model=MODEL, base_url="http://127.0.0.1:9", env=ENV)
+    off = resolve_provider("anthropic", model=BUDGETED, base_url="http://127.0.0.1:9", env=ENV)
     fresh = Context("system", ())
     fresh.add_user("a first task")
     with_thinking = Budget(1.0, provider).next_call(fresh)

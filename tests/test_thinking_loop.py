@@ -48,7 +48,7 @@ def run(  # type: ignore[no-untyped-def]
     with BillingFake([forty(root)], thinking=rules) as fake:
         wire = "anthropic" if provider_name == "anthropic" else "openai"
         url = fake.url("run", wire, provider=provider_name)
-        thinking = parse_thinking("2048", binding=binding) if wire == "anthropic" else parse_thinking(None)
+        thinking = parse_thinking("adaptive", binding=binding) if wire == "anthropic" else parse_thinking(None)
         provider = resolve_provider(provider_name, model=model, base_url=url, env=ENV, thinking=thinking, max_retries=0)
         agent = Agent(
             provider,

@@ -23,7 +23,12 @@ ENV = {"ANTHROPIC_API_KEY": "sk-a", "DEEPSEEK_API_KEY": "sk-d"}
 
 @pytest.mark.parametrize(
     ("provider", "wire", "model", "thinking"),
-    [("anthropic", "anthropic", "claude-sonnet-5", "2048"), ("deepseek", "openai", "deepseek-v4-pro", None)],
+    [
+        ("anthropic", "anthropic", "claude-sonnet-4-6", "2048"),
+        ("anthropic", "anthropic", "claude-sonnet-5", "adaptive"),
+        ("anthropic", "anthropic", "claude-sonnet-5", None),  # Claude 5 thinks unasked
+        ("deepseek", "openai", "deepseek-v4-pro", None),
+    ],
 )
 def test_each_turns_thinking_streams_before_its_answer(
     tmp_path: Path, provider: str, wire: str, model: str, thinking: str | None

@@ -129,23 +129,26 @@ agent_options = _stack(
     click.option(
         "--thinking",
         metavar="off|adaptive|N",
-        help="Extended thinking: off, adaptive, or a budget of N >= 1024 tokens (default: the model's own).",
+        help="Extended thinking: off, adaptive, or a budget of N >= 1024 tokens (Claude 4.6 and earlier; "
+        "default: the model's own).",
     ),
     click.option(
         "--thinking-display",
-        type=click.Choice(("summarized", "omitted")),
-        help="Claude's thinking text, beside --thinking: summarized, or omitted (still signed, still billed).",
+        type=click.Choice(("summarized", "omitted"), case_sensitive=False),
+        help="Claude's thinking text, beside --thinking (or alone on the Claude 5 models, which think unasked): "
+        "summarized, or omitted (still signed, still billed).",
     ),
     click.option("--show-thinking", is_flag=True, help="Print the model's thinking whole (dimmed), not folded."),
     click.option(
         "--thinking-binding",
-        type=click.Choice(("strict", "drop_block")),
-        help="Preserved thinking, beside --thinking: compact by folding the kept turns (strict, the default) or "
-        "keep them and let the API drop the blocks whose prefix changed (drop_block, beta). See docs/thinking.md.",
+        type=click.Choice(("strict", "drop_block"), case_sensitive=False),
+        help="Preserved thinking (beside --thinking, or alone on the Claude 5 models): compact by folding the kept "
+        "turns (strict, the default) or keep them and let the API drop the blocks whose prefix changed "
+        "(drop_block, beta). See docs/thinking.md.",
     ),
     click.option(
         "--effort",
-        type=click.Choice(EFFORTS),
+        type=click.Choice(EFFORTS, case_sensitive=False),
         help="Reasoning effort, where the model has it.",
     ),
     # workspace and rules

@@ -7,6 +7,7 @@ environment variables rather than ``os.environ`` directly, so selection is testa
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from tiny_agent.providers.profile import PRICING_IDS, ProviderProfile, profile_f
 from tiny_agent.providers.settings_check import SERVER_COMPACTION, check_settings
 from tiny_agent.providers.thinking import OFF, as_thinking
 from tiny_agent.providers.thinking_caps import openai_reasons
+from tiny_agent.providers.thinking_check import SettingRefused
 from tiny_agent.providers.wire import checked_ttl, wire_of
 
 __all__ = [
@@ -238,9 +240,16 @@ def offline_adapter(profile: ProviderProfile) -> Provider:
     """An adapter that renders for ``profile``, its thinking settings too, and sends nothing (a key it
     never uses)."""
     options = profile.wire_format.adapter_options(profile.cache_ttl, profile.tool_grammar)
-    if profile.thinking != OFF:
-        options["thinking"] = profile.thinking
-    return wire_adapter(profile.wire, profile.model, name=profile.name, **options)
+    if profile.thinking == OFF:
+        return wire_adapter(profile.wire, profile.model, name=profile.name, **options)
+    try:
+        return wire_adapter(profile.wire, profile.model, name=profile.name, thinking=profile.thinking, **options)
+    except SettingRefused:
+        # A replay renders what a recording sent, which the model's declaration may refuse today (a
+        # budget sent to Claude 5 before tiny-agent declared it takes none): set, not checked.
+        adapter = wire_adapter(profile.wire, profile.model, name=profile.name, **options)
+        adapter._profile = dataclasses.replace(adapter.profile, thinking=profile.thinking)  # type: ignore[attr-defined]
+        return adapter
 
 
 def token_prices_at(provider: str | None, model: str) -> TokenPrices | None:

@@ -41,7 +41,7 @@ EarlierReasoning = Literal["kept", "stripped", "tool_turns", "none"]
 @dataclass(frozen=True)
 class Thinking:
     """The reasoning a run asks for. ``default``: send nothing, the model's own default applies
-    (DeepSeek and Kimi think by default; Claude does not)."""
+    (DeepSeek, Kimi and the Claude 5 models think by default; earlier Claude models do not)."""
 
     mode: Mode = "default"
     budget: int | None = None
@@ -74,6 +74,7 @@ def parse_thinking(
     value: str | int | None, display: str | None = None, effort: str | None = None, binding: str = "strict"
 ) -> Thinking:
     """``off``, ``adaptive`` or a budget of at least 1024 tokens; one line on anything else."""
+    binding = binding.strip().lower() if isinstance(binding, str) else binding
     if binding not in ("strict", "drop_block"):
         raise ConfigError(f"--thinking-binding takes strict or drop_block, not {binding!r}")
     return dataclasses.replace(_parse(value, display, effort), binding=binding)  # type: ignore[arg-type]
@@ -90,6 +91,8 @@ def as_thinking(value: object) -> Thinking | None:
 
 
 def _parse(value: str | int | None, display: str | None, effort: str | None) -> Thinking:
+    display = display.strip().lower() if isinstance(display, str) else display
+    effort = effort.strip().lower() if isinstance(effort, str) else effort
     if display not in (None, "summarized", "omitted"):
         raise ConfigError(f"--thinking-display takes summarized or omitted, not {display!r}")
     if effort is not None and effort not in EFFORTS:
@@ -132,7 +135,12 @@ class ThinkingCaps:
     """Thinking is switched on or off, with no budget: ``thinking: {type: enabled|disabled}`` on the
     Messages wire (DeepSeek's Anthropic format: the same switch and effort as its Chat Completions)."""
     default_on: bool = False
-    """The model thinks unless told not to (DeepSeek V4, Kimi K2.6)."""
+    """The model thinks unless told not to (DeepSeek V4, Kimi K2.6, the Claude 5 models)."""
+    off_efforts: tuple[str, ...] | None = None
+    """The efforts ``--thinking off`` may go with, where not all (Opus 5: high or below)."""
+    can_disable: bool = True
+    """``--thinking off`` can be sent: not to the Claude models that always think (Fable 5, Opus 5.5...),
+    whose API answers ``thinking: {type: disabled}`` with a 400."""
     keep_all: bool = False
     """Kimi's ``thinking.keep: "all"``: earlier turns' reasoning stays in context."""
     earlier_reasoning: EarlierReasoning = "stripped"
@@ -176,7 +184,7 @@ def sent_effort(thinking: Thinking, caps: ThinkingCaps) -> str | None:
 
 def thinking_key(thinking: Thinking) -> str:
     """The settings as the request renders them, for the call's fingerprint: ``2048/omitted/low``, and
-    the binding after them when it is not strict (``2048///drop_block``), so a redraw sends it too."""
+    the binding after them when it is not strict (``adaptive///drop_block``), so a redraw sends it too."""
     binding = "" if thinking.binding == "strict" else thinking.binding
     parts = (thinking.label, thinking.display or "", thinking.effort or "", binding)
     return "/".join(str(x) for x in parts).rstrip("/")

@@ -30,7 +30,17 @@ DISCONTINUED = {
 LOCAL = dataclasses.replace(NO_THINKING, local=True)
 
 _PRESERVED = ("fable-5", "opus-5", "sonnet-5", "haiku-5", "mythos-5")
-_ADAPTIVE = ("opus-4-6", "opus-4-7", "sonnet-4-6", *_PRESERVED)
+_ADAPTIVE = ("opus-4-6", "opus-4-7", "opus-4-8", "sonnet-4-6", *_PRESERVED)
+_ADAPTIVE_ONLY = ("opus-4-7", "opus-4-8", *_PRESERVED)
+"""Claude 4.7 and later refuse a thinking budget: '"thinking.type.enabled" is not supported for this
+model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'"""
+_UNASKED = ("fable-5", "opus-5", "sonnet-5", "haiku-5", "mythos-5")
+"""The Claude 5 models think unasked (adaptive by default); Opus 4.7 and 4.8 only when asked."""
+_ALWAYS_ON = ("fable-5", "mythos-5", "opus-5-5", "sonnet-5-5")
+"""Claude models that always think: ``thinking: {type: disabled}`` is a 400 (Fable 5 and 5.1, Mythos 5,
+Opus 5.5; Sonnet 5.5 replaced it with a lighter setting of its own)."""
+_OFF_UP_TO_HIGH = ("opus-5", "haiku-5-5")
+"""Claude models that turn thinking off only at effort high or below (Opus 5, Haiku 5.5)."""
 _STRIPS_EARLIER = re.compile(r"claude-(?:3-7-|haiku-4|sonnet-4(?!-[6-9])|opus-4(?:-[01])?(?:-20|$))")
 """Claude models whose window leaves earlier turns' thinking out (Sonnet 3.7, 4, 4.5, Opus 4, 4.1,
 Haiku 4.5); Opus 4.5 and later keep it (reasoning facts, section 1)."""
@@ -61,12 +71,16 @@ def _claude_caps(m: str, wire: str) -> ThinkingCaps:
     if "claude-3-5" in m or "claude-3-haiku" in m or "claude-3-opus" in m:
         return NO_THINKING
     if wire not in ("", "anthropic"):
-        return ThinkingCaps(sent_on="the Messages API (--provider anthropic)")
+        # A Claude 5 model thinks unasked there too, and no off goes with it: --thinking off is refused.
+        return ThinkingCaps(sent_on="the Messages API (--provider anthropic)", can_disable=not _unasked(m))
     adaptive = any(k in m for k in _ADAPTIVE)
     preserved = any(k in m for k in _PRESERVED)
-    manual = not any(k in m for k in ("opus-5-5", "fable-5-1"))  # adaptive only
-    efforts = CLAUDE_EFFORTS if adaptive or "opus-4-5" in m else ()
+    manual = not any(k in m for k in _ADAPTIVE_ONLY)
+    efforts: tuple[str, ...] = CLAUDE_EFFORTS if adaptive or "opus-4-5" in m else ()
+    if not manual:  # xhigh came with Opus 4.7
+        efforts = ("low", "medium", "high", "xhigh", "max")
     strips = _STRIPS_EARLIER.match(m) is not None
+    always = any(k in m for k in _ALWAYS_ON)
     return ThinkingCaps(
         manual=manual,
         adaptive=adaptive,
@@ -74,7 +88,14 @@ def _claude_caps(m: str, wire: str) -> ThinkingCaps:
         preserved=preserved,
         earlier_reasoning="stripped" if strips else "kept",
         efforts=efforts,
+        default_on=_unasked(m),
+        can_disable=not always,
+        off_efforts=("low", "medium", "high") if any(k in m for k in _OFF_UP_TO_HIGH) and not always else None,
     )
+
+
+def _unasked(m: str) -> bool:
+    return any(k in m for k in _UNASKED)
 
 
 def _deepseek_caps(m: str, wire: str) -> ThinkingCaps:

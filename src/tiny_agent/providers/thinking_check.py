@@ -68,8 +68,9 @@ def _refuse(line: str, *given: str, turn_on: str = "") -> NoReturn:
 def _asked(thinking: Thinking, caps: ThinkingCaps) -> list[str]:
     """What of ``thinking`` a request would carry, as flags with their values: ``--thinking off``
     changes nothing where the model does not think unasked, so it is among them only on a model that
-    does (``ThinkingCaps.default_on``: DeepSeek V4, Kimi K2.6), wherever it is served."""
-    switches = ("enabled", "adaptive", "off") if caps.default_on else ("enabled", "adaptive")
+    does (``ThinkingCaps.default_on``: DeepSeek V4, Kimi K2.6, Claude 5) or cannot be sent off
+    (``can_disable``), wherever it is served."""
+    switches = ("enabled", "adaptive", "off") if caps.default_on or not caps.can_disable else ("enabled", "adaptive")
     asked = [f"{THINKING} {thinking.label}"] if thinking.mode in switches else []
     if thinking.display is not None:
         asked.append(f"{DISPLAY} {thinking.display}")
@@ -78,6 +79,10 @@ def _asked(thinking: Thinking, caps: ThinkingCaps) -> list[str]:
     if thinking.effort is not None:
         asked.append(f"{EFFORT} {thinking.effort}")
     return asked
+
+
+def _or(words: tuple[str, ...]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
 
 def _listed(flags: list[str]) -> str:
@@ -112,6 +117,12 @@ def _check_model(thinking: Thinking, caps: ThinkingCaps, model: str) -> None:
     if thinking.binding == "drop_block" and not caps.preserved:
         line = f"{model} has no preserved thinking, whose blocks are bound to their prefix: leave out {BINDING}"
         _refuse(f"{line} drop_block", BINDING)
+    if thinking.mode == "off" and not caps.can_disable:
+        line = f"{model} always thinks (its API refuses thinking off): leave out --thinking off"
+        _refuse(f"{line}; --effort {caps.efforts[0]} thinks least" if caps.efforts else line, THINKING)
+    if thinking.mode == "off" and caps.off_efforts is not None and thinking.effort not in (None, *caps.off_efforts):
+        line = f"{model} takes --thinking off only at --effort {_or(caps.off_efforts)}"
+        _refuse(f"{line}: leave out --effort {thinking.effort}, or --thinking off", THINKING, EFFORT)
     if thinking.mode == "enabled" and not caps.manual:
         _refuse(f"{model} does not take a thinking budget{_budget_hint(caps)}", THINKING)
     if thinking.mode == "adaptive" and not (caps.adaptive or caps.own_measure):
@@ -128,16 +139,14 @@ def _check_model(thinking: Thinking, caps: ThinkingCaps, model: str) -> None:
 
 
 def _check_thinking_on(thinking: Thinking, caps: ThinkingCaps) -> None:
-    """A display and a binding shape a thinking the request turns on: on a model that does not think
-    unasked (Claude), a request without ``--thinking`` carries neither."""
-    if thinking.mode != "default" or caps.default_on:
-        return
-    parts = [f for f in _asked(thinking, caps) if f.startswith((DISPLAY, BINDING))]
-    if not parts:
+    """A display shapes a thinking the request turns on: on a model that does not think unasked (Claude
+    before 5), a request without ``--thinking`` carries none. (A binding needs preserved thinking,
+    whose models all think unasked: ``_check_model`` refuses it elsewhere.)"""
+    if thinking.mode != "default" or caps.default_on or thinking.display is None:
         return
     ways = [*(["--thinking adaptive"] if caps.adaptive else []), *(["--thinking N"] if caps.manual else [])]
     how = " or ".join(ways) + ("" if caps.adaptive else f" (N >= {MIN_BUDGET})")
-    _refuse(f"{_listed(parts)} {'needs' if len(parts) == 1 else 'need'} thinking on: add {how}", *parts)
+    _refuse(f"{DISPLAY} {thinking.display} needs thinking on: add {how}", DISPLAY)
 
 
 def _check_effort_only(thinking: Thinking, caps: ThinkingCaps, model: str) -> None:
@@ -167,4 +176,6 @@ def _budget_hint(caps: ThinkingCaps) -> str:
     if caps.own_measure:
         how_much = f"; --effort {'|'.join(caps.efforts)} sets how much" if caps.effort_with_thinking else ""
         return f": it thinks by its own measure (--thinking adaptive, or off){how_much}"
+    if caps.adaptive and caps.efforts:
+        return f" (use --thinking adaptive; --effort {'|'.join(caps.efforts)} sets how much it thinks)"
     return " (use --thinking adaptive)" if caps.adaptive else ""

@@ -20,8 +20,9 @@ class Switches:
     """The reasoning a request asks of the model, in effect."""
 
     shape: str
-    """``default`` (no switch sent, the model does not think), ``off``; when it thinks, ``on`` where the
-    model has no mode or budget to choose, else ``adaptive`` or the budget."""
+    """``default`` (no switch sent: the model's own default), ``off``; when it thinks, ``on`` where the
+    model has no mode or budget to choose, else ``adaptive``, the budget, or ``default`` (a Claude 5
+    model left to think by its own default)."""
     display: str | None = None
     effort: str | None = None
     """As sent (an effort-only model's ``--thinking off`` is its off effort)."""
@@ -36,6 +37,8 @@ def sent_switches(thinking: Thinking, caps: ThinkingCaps) -> Switches:
     if not is_on(thinking, caps):
         return Switches("off" if thinking.mode == "off" else "default", effort=effort)
     shape = thinking.label if caps.manual or caps.adaptive else "on"
+    if shape == "default" and (thinking.display or thinking.binding != "strict"):
+        shape = "adaptive"  # a Claude 5 model's own thinking, shaped: sent as adaptive (thinking_fields)
     return Switches(shape, thinking.display, effort, thinking.binding)
 
 

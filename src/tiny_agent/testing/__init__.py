@@ -7,6 +7,7 @@ session records can be checked against what a faithful server billed.
 
 - ``anthropic_compaction``: ``ServerCompaction``: Anthropic's server-side compaction on the billing fake.
 - ``billing``: ``BillingFake``: a model API on 127.0.0.1 that bills like the provider, through the real SDKs.
+- ``claude_models``: which thinking each Claude model takes, as the thinking server enforces it.
 - ``contents``: file contents unlike repeated English lines: JSON, code, prose and other scripts.
 - ``estimates``: the after-compaction size runs shared by a test, an integration test and a benchmark.
 - ``responses_replies``: the Responses test server's answers: usage, its cache diagnosis, stream events.

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tiny_agent.providers.prefix import block_tokens
+from tiny_agent.testing.claude_models import thinking_type
 
 __all__ = ["BINDING_BETA", "Admitted", "ThinkingRules", "binding_refused", "errors"]
 
@@ -103,7 +104,10 @@ class ThinkingRules:
 
     def _anthropic(self, body: Mapping[str, Any], betas: str) -> tuple[str | None, Admitted]:
         config = _config(body)
-        on = config.get("type") in ("enabled", "adaptive")
+        kind, refused_model = thinking_type(body)
+        if refused_model is not None:
+            return refused_model, Admitted(body)
+        on = kind in ("enabled", "adaptive")
         binding = config.get("block_binding")
         if (refused := binding_refused(body, betas)) is not None:
             return refused, Admitted(body)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tiny_agent.testing.claude_models import thinking_type
 from tiny_agent.testing.thinking_server import ThinkingRules
 
 __all__ = ["admit", "with_thought"]
@@ -33,8 +34,7 @@ def _admit_anthropic(
     admitted = rules.admit_anthropic(body, str(headers.get("anthropic-beta") or ""))
     if admitted.error is not None:
         return {"type": "error", "error": {"type": "invalid_request_error", "message": admitted.error}}, body, None
-    config = body.get("thinking")
-    on = isinstance(config, Mapping) and config.get("type") in ("enabled", "adaptive")
+    on = thinking_type(body)[0] in ("enabled", "adaptive")
     thought = rules.think_anthropic(opened or body, opened is not None) if on else None
     return None, dict(admitted.body), thought
 

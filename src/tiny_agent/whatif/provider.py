@@ -181,7 +181,7 @@ class ReplayProvider:
     def think_as(self, thinking: Thinking) -> None:
         """Render from now on with ``thinking`` where the model takes it, else with its default (the
         settings a resumed run changed: each call is replayed with those it was sent with)."""
-        profile = thinking_on(dataclasses.replace(self._profile, thinking=OFF), thinking)
+        profile = thinking_on(dataclasses.replace(self._profile, thinking=OFF), thinking, sent=self._as_recorded)
         if profile != self._profile:
             self._profile, self._adapter = profile, offline_adapter(profile)
 

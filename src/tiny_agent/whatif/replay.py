@@ -14,8 +14,7 @@ has the recorded size, and, while every request so far has been identical to the
 recorded cache split too; otherwise its size is the simulator's count calibrated on the recording
 (its requests replayed under its own policy against what they were billed), and its split the
 simulator's. A compaction the recording did not have gets the engine's own record plus a summary of
-the recorded summaries' median length, priced as a call. Every figure not recorded is marked
-estimated.
+the recorded summaries' median length, priced as a call. Figures not recorded are marked estimated.
 """
 
 from __future__ import annotations
@@ -166,15 +165,16 @@ def _policy(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]]) -> Policy:
 
 def _profile(policy: Policy, own: Policy, recording: Recording) -> ProviderProfile:
     """The profile to replay on: the policy's provider and model, else the recorded ones (a model is
-    kept only on its own provider); the recorded window where both are the recording's; the recorded
-    thinking settings where the model takes them."""
+    kept only on its own provider); the recorded window and thinking settings where both are the
+    recording's (else the recorded thinking settings where the model takes them)."""
     name = policy.provider or own.provider or ""
     same_provider = policy.provider in (None, own.provider)
     model = policy.model or (own.model if same_provider else None)
-    window = recording.recorded.window if same_provider and model == own.model else None
+    window = recording.recorded.window if (own_model := same_provider and model == own.model) else None
     api = policy.api or (own.api if same_provider else None)
     ttl = policy.cache_ttl or own.cache_ttl or DEFAULT_TTL
-    return thinking_on(offline_profile(name, model, cache_ttl=ttl, context_window=window, api=api), recording.thinking)
+    profile = offline_profile(name, model, cache_ttl=ttl, context_window=window, api=api)
+    return thinking_on(profile, recording.thinking, sent=own_model)
 
 
 def _recorded(typed: Sequence[tuple[Entry, Sequence[TypedEntry]]], provider: str, model: str) -> Figures:

@@ -101,9 +101,11 @@ def check_thinks(profile: ProviderProfile, thought: int) -> None:
         )
 
 
-def thinking_on(profile: ProviderProfile, thinking: Thinking) -> ProviderProfile:
-    """``profile`` asking for ``thinking``, where its model takes it; else as it is (its default)."""
+def thinking_on(profile: ProviderProfile, thinking: Thinking, *, sent: bool = False) -> ProviderProfile:
+    """``profile`` asking for ``thinking``, where its model takes it; else as it is (its default).
+    ``sent``: the recording sent ``thinking`` to this very model, and the API took it, so it is
+    rendered as it was also where the model's declaration refuses it now (a budget on Claude 5)."""
     try:
         return dataclasses.replace(profile, thinking=checked(thinking, profile.thinking_caps, profile.model))
     except ConfigError:
-        return profile
+        return dataclasses.replace(profile, thinking=thinking) if sent else profile

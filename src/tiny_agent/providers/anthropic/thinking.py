@@ -56,6 +56,9 @@ def thinking_fields(thinking: Thinking, switch_only: bool = False) -> dict[str, 
         config = {"type": "enabled"} if switch_only else {"type": "adaptive"}
     elif thinking.mode == "off":
         config = {"type": "disabled"}
+    elif thinking.display or thinking.binding == "drop_block":
+        # The model's own default is on (the Claude 5 models): the display or binding shapes it.
+        config = {"type": "enabled"} if switch_only else {"type": "adaptive"}
     if config is not None and config["type"] != "disabled":
         if thinking.display:
             config["display"] = thinking.display
@@ -87,11 +90,12 @@ def betas_for(body: Mapping[str, Any], interleaved: bool) -> list[str]:
     return betas
 
 
-def thinking_problems(body: Mapping[str, Any]) -> list[str]:
-    """What the thinking rules refuse in ``body`` (empty: legal)."""
+def thinking_problems(body: Mapping[str, Any], *, unasked: bool = False) -> list[str]:
+    """What the thinking rules refuse in ``body`` (empty: legal). ``unasked``: the model thinks without
+    a ``thinking`` field (the Claude 5 models, adaptively), so a body without one thinks."""
     messages: Sequence[Any] = body.get("messages") or []
     problems: list[str] = []
-    on = thinking_on(body)
+    on = thinking_on(body) or (unasked and body.get("thinking") is None)
     choice = body.get("tool_choice")
     if on and isinstance(choice, Mapping) and choice.get("type") in ("any", "tool"):
         problems.append(f"thinking-forced-tool-choice: tool_choice {choice.get('type')!r} with thinking on")
@@ -103,11 +107,23 @@ def thinking_problems(body: Mapping[str, Any]) -> list[str]:
     loop = _final_assistant(messages)
     if loop is not None:
         index, first = loop
-        if on and first not in THINKING_TYPES:
+        skips = _skips(body) or (on and body.get("thinking") is None)
+        if on and first not in THINKING_TYPES and not (skips and not _thought(messages[index])):
             problems.append(f"thinking-final-assistant: messages[{index}] starts with {first!r}, not thinking")
         if not on and body.get("thinking") is not None and first in THINKING_TYPES:
             problems.append(f"thinking-disabled-final: messages[{index}] carries thinking with thinking off")
     return problems
+
+
+def _skips(body: Mapping[str, Any]) -> bool:
+    """Adaptive thinking may leave a step unthought: its reply then opens with what it did."""
+    config = body.get("thinking")
+    return isinstance(config, Mapping) and config.get("type") == "adaptive"
+
+
+def _thought(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return isinstance(content, list) and any(is_thinking(b) for b in content)
 
 
 def _final_assistant(messages: Sequence[Any]) -> tuple[int, str] | None:
@@ -130,8 +146,9 @@ def _final_assistant(messages: Sequence[Any]) -> tuple[int, str] | None:
 
 def opens_cold(messages: Sequence[Any]) -> bool:
     """Whether the messages end inside a tool loop whose final assistant message carries no thinking
-    (made while thinking was off): the API keeps one thinking configuration per assistant turn, and
-    a request that thinks there is refused (``thinking-final-assistant``), so it may not think yet."""
+    (made while thinking was off, or a step adaptive thinking left unthought): the API keeps one
+    thinking configuration per assistant turn, and a request that thinks there is refused
+    (``thinking-final-assistant``), so it may not think yet."""
     loop = _final_assistant(messages)
     return loop is not None and loop[1] not in THINKING_TYPES
 
@@ -146,9 +163,16 @@ def rendered_thinking(thinking: Thinking, caps: ThinkingCaps, messages: Sequence
     """The settings a request ending in ``messages`` renders for ``thinking``: off (``cold``) where a
     loop begun without thinking holds it back (``opens_cold``; Claude's rule: DeepSeek's Messages
     format thinks by its own measure and asks for none of them), else ``thinking`` itself."""
-    if is_on(thinking, caps) and not caps.own_measure and opens_cold(messages):
+    if is_on(thinking, caps) and not caps.own_measure and _can_go_cold(thinking, caps) and opens_cold(messages):
         return cold(thinking, caps.own_measure)
     return thinking
+
+
+def _can_go_cold(thinking: Thinking, caps: ThinkingCaps) -> bool:
+    """Whether thinking off can be sent with ``thinking``'s effort: not to a model that always thinks,
+    nor to Opus 5 at xhigh or max. There the request goes out thinking, a step it did not think
+    included (adaptive thinking may leave one, and the rule then lets it be)."""
+    return caps.can_disable and (caps.off_efforts is None or thinking.effort in (None, *caps.off_efforts))
 
 
 def without_thinking(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
