@@ -154,6 +154,9 @@ def test_a_step_adaptive_thinking_left_unthought_is_legal_and_holds_thinking_bac
     skipped = _body({"type": "adaptive"}, [THOUGHT, TOOL], [TOOL])
     assert thinking_problems(skipped) == []
     assert opens_cold(skipped["messages"])  # type: ignore[arg-type]
+    begun_off = _body({"type": "adaptive"}, [TOOL], [TOOL])
+    found = [p.split(":")[0] for p in thinking_problems(begun_off)]
+    assert found == ["thinking-final-assistant"], "a loop that never thought was begun without thinking"
     reordered = _body({"type": "adaptive"}, [THOUGHT, TOOL], [TOOL, THOUGHT])
     assert [p.split(":")[0] for p in thinking_problems(reordered)] == ["thinking-final-assistant"]
     budget = _body({"type": "enabled", "budget_tokens": "2048"}, [THOUGHT, TOOL], [TOOL])
@@ -165,22 +168,31 @@ def test_a_step_adaptive_thinking_left_unthought_is_legal_and_holds_thinking_bac
 
 
 @pytest.mark.parametrize(
-    ("model", "effort", "cold"),
+    ("model", "effort", "outcome"),
     [
-        ("claude-sonnet-5", None, True),
-        ("claude-opus-5", "high", True),
-        ("claude-opus-5", "max", False),
-        ("claude-opus-5-5", None, False),
-        ("claude-fable-5-1", "low", False),
+        ("claude-sonnet-5", None, "off"),
+        ("claude-opus-5", "high", "off"),
+        ("claude-opus-5", "max", "this model turns it off only at --effort low, medium, high: give one until then"),
+        ("claude-opus-5-5", None, "this model always thinks: end that loop on a model that can turn it off"),
+        ("claude-fable-5-1", "low", "this model always thinks"),
     ],
 )
-def test_thinking_is_held_back_only_where_off_can_be_sent(model: str, effort: str | None, cold: bool) -> None:
-    messages = _body({"type": "adaptive"}, [TOOL])["messages"]
-    assert opens_cold(messages)  # type: ignore[arg-type]
-    adaptive = parse_thinking("adaptive", effort=effort)
+def test_a_loop_begun_without_thinking_goes_on_off_or_is_refused_where_off_cannot_be_sent(
+    model: str, effort: str | None, outcome: str
+) -> None:
     caps = thinking_caps("anthropic", model, "anthropic")
-    sent = rendered_thinking(adaptive, caps, messages)  # type: ignore[arg-type]
-    assert (sent.mode == "off") is cold and (sent == adaptive) is not cold
+    adaptive = parse_thinking("adaptive", effort=effort)
+    begun_off = _body({"type": "adaptive"}, [TOOL])["messages"]
+    skipped = _body({"type": "adaptive"}, [THOUGHT, TOOL], [TOOL])["messages"]
+    assert opens_cold(begun_off) and opens_cold(skipped)  # type: ignore[arg-type]
+    if outcome == "off":
+        assert rendered_thinking(adaptive, caps, begun_off).mode == "off"  # type: ignore[arg-type]
+        assert rendered_thinking(adaptive, caps, skipped).mode == "off"  # type: ignore[arg-type]
+        return
+    with pytest.raises(ConfigError, match=r"^the session stopped inside a tool loop begun without thinking") as caught:
+        rendered_thinking(adaptive, caps, begun_off)  # type: ignore[arg-type]
+    assert outcome in str(caught.value)
+    assert rendered_thinking(adaptive, caps, skipped) == adaptive, "a step left unthought goes out thinking"  # type: ignore[arg-type]
 
 
 def _resumed_loop(root: Path, model: str, first: str, then: str):  # type: ignore[no-untyped-def]
@@ -196,23 +208,25 @@ def _resumed_loop(root: Path, model: str, first: str, then: str):  # type: ignor
     with BillingFake([Task("read the three files", steps, "Read all three.")], thinking=rules) as fake:
         store = SQLiteStore(root / "s.db")
         base = {"provider": "anthropic", "model": model, "base_url": fake.url("r", "anthropic"), "workspace": str(root)}
-        with Run.open(store, settings=RunSettings.of({**base, "thinking": first, "max_steps": 1}), env=ENV) as run:
+        one_step = AgentConfig(max_steps=1)
+        with Run.open(store, settings=RunSettings.of({**base, "thinking": first}), env=ENV, agent=one_step) as run:
             run.agent.run("Please read the three files")
             assert run.session is not None
             sid = run.session.id
-        again = RunSettings.of({**base, "thinking": then, "max_steps": 10})
+        again = RunSettings.of({**base, "thinking": then})
         with Run.open(store, settings=again, env=ENV, resume=sid) as run:
             result = run.agent.run("Please read the three files")
-        return result, fake.bills("r"), rules
+            notes = list(run.notes)
+        return result, fake.bills("r"), rules, notes
 
 
 def test_a_loop_begun_with_thinking_off_goes_on_without_it_until_its_end(tmp_path: Path) -> None:
-    result, bills, rules = _resumed_loop(tmp_path, "claude-sonnet-5", "off", "adaptive")
+    result, bills, rules, notes = _resumed_loop(tmp_path, "claude-sonnet-5", "off", "adaptive")
     assert rules.rejected == [] and result.stop == "done" and result.answer == "Read all three."
     sent = [b.body.get("thinking", {}).get("type") for b in bills]
-    # The first run's call, the loop's three after the resume (thinking held back to its end), then
-    # the task asked again as a turn of its own, which thinks.
-    assert sent == ["disabled", "disabled", "disabled", "disabled", "adaptive"], sent
+    # The first run's one call, then the loop's three after the resume: thinking held back to its end.
+    assert sent == ["disabled"] * 4, sent
+    assert any("(off -> adaptive) from the end of the tool loop it stopped in" in n for n in notes), notes
 
 
 def test_a_session_recorded_with_a_budget_before_it_was_refused_replays_as_recorded(
@@ -265,3 +279,82 @@ def test_a_session_recorded_with_a_budget_before_it_was_refused_replays_as_recor
     assert result.recorded.compactions >= 1
     assert not result.replayed.estimated
     assert result.replayed.cost_usd == pytest.approx(result.recorded.cost_usd)
+
+
+@pytest.mark.parametrize(
+    ("model", "limit"),
+    [
+        ("claude-opus-4-1-20250805", 32_000),
+        ("claude-opus-4-20250514", 32_000),
+        ("claude-3-7-sonnet-20250219", 64_000),
+        ("claude-sonnet-4-5-20250929", 64_000),
+        ("claude-sonnet-4-20250514", 64_000),
+        ("claude-haiku-4-5", 64_000),
+        ("claude-opus-4-5", 64_000),
+        ("claude-sonnet-4-6", 128_000),
+        ("claude-opus-4-6", 128_000),
+        ("claude-sonnet-5", 128_000),
+    ],
+)
+def test_a_budget_the_models_output_limit_cannot_hold_is_one_line_before_any_call(model: str, limit: int) -> None:
+    assert thinking_caps("anthropic", model, "anthropic").max_output == limit
+    with pytest.raises(ConfigError) as caught:
+        resolve_provider("anthropic", model=model, env=ENV, max_tokens=limit + 1)
+    assert str(caught.value) == f"--max-tokens {limit + 1:,}: {model} writes at most {limit:,} tokens a reply"
+    if thinking_caps("anthropic", model, "anthropic").manual:
+        with pytest.raises(ConfigError, match=f"writes at most {limit:,} output tokens a reply, its thinking included"):
+            resolve_provider("anthropic", model=model, env=ENV, thinking=parse_thinking(str(limit)))
+
+
+def test_a_budget_with_the_answers_room_beside_it_is_sent_within_the_limit(tmp_path: Path) -> None:
+    """62,000 of thinking and the answer's 4,096 would ask 66,096 of a 64,000 limit: the server
+    refuses that with its own text, so the request asks the limit."""
+    _, error = thinking_type({"model": "claude-sonnet-4-5", "max_tokens": 66_096})
+    assert error == (
+        "max_tokens: 66096 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-5"
+    )
+    result, bills, rules = _loop(tmp_path, "claude-sonnet-4-5", "62000")
+    assert rules.rejected == [] and result.stop == "done"
+    assert {b.body["max_tokens"] for b in bills} == {64_000}
+    assert {b.body["thinking"]["budget_tokens"] for b in bills} == {62_000}
+
+
+def test_a_resume_a_tool_loop_cannot_go_on_is_refused_and_records_nothing(tmp_path: Path) -> None:
+    """A loop begun with thinking off goes on without it; a model that always thinks, or Opus 5 at an
+    effort off is refused at, cannot: one line before any call, and the session is as it was."""
+    from tiny_agent.agent.run import Run
+    from tiny_agent.agent.settings import RunSettings
+    from tiny_agent.store.sqlite import SQLiteStore
+
+    for i in range(3):
+        (tmp_path / f"f{i}.txt").write_text(f"file {i}\n")
+    steps = [[("read_file", {"path": f"f{i}.txt"})] for i in range(3)]
+    rules = ThinkingRules()
+    with BillingFake([Task("read the three files", steps, "Read all three.")], thinking=rules) as fake:
+        store = SQLiteStore(tmp_path / "s.db")
+        url = fake.url("r", "anthropic")
+        base = {"provider": "anthropic", "base_url": url, "workspace": str(tmp_path)}
+        first = RunSettings.of({**base, "model": "claude-opus-5", "thinking": "off"})
+        with Run.open(store, settings=first, env=ENV, agent=AgentConfig(max_steps=1)) as run:
+            run.agent.run("Please read the three files")
+            assert run.session is not None
+            sid, entries = run.session.id, run.session.info.head
+        refused = [
+            (
+                {"model": "claude-opus-5-5"},
+                "and this model always thinks: end that loop on a model that can turn it off",
+            ),
+            ({"thinking": "adaptive", "effort": "max"}, "turns it off only at --effort low, medium, high: give one"),
+        ]
+        for given, line in refused:
+            with pytest.raises(
+                ConfigError, match=r"^the session stopped inside a tool loop begun without thinking"
+            ) as e:
+                Run.open(store, settings=RunSettings.of({**base, **given}), env=ENV, resume=sid)
+            assert line in str(e.value)
+        calls = len(fake.bills("r"))
+        with Run.open(store, settings=RunSettings.of({**base, "thinking": "adaptive"}), env=ENV, resume=sid) as run:
+            assert run.session is not None and run.session.info.head > entries
+            assert run.session.context.run_settings["model"] == "claude-opus-5", "the refused runs recorded nothing"
+            assert run.agent.run("Please read the three files").stop == "done"
+        assert calls == 1 and rules.rejected == []

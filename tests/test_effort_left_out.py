@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tiny_agent.agent.parts import effort_left_out
+from tiny_agent.agent.resume import effort_left_out
 from tiny_agent.agent.settings import RunSettings
 
 

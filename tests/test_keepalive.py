@@ -124,7 +124,8 @@ def test_a_user_who_never_comes_back_costs_at_most_the_cap(tmp_path: Path, fake:
     spent = billed(fake, "gone", "keepalive")
     assert spent <= first.rewrite_usd * 1.01, (spent, first.rewrite_usd)
     texts = [getattr(n, "text", "") for n in notes]
-    assert any("stopped after" in t for t in texts)
+    stopped = [t for t in texts if "stopped after" in t]
+    assert stopped and f"(${spent:.4f}; they may cost about what rewriting" in stopped[0], stopped
     assert any("--cache-ttl 1h" in t for t in texts), "an hour of pings costs more than a one-hour write"
 
 

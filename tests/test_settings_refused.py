@@ -231,7 +231,12 @@ REFUSED = [
     ),
     (
         ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--thinking", "200000"],
-        "--thinking 200000 with the answer's room (max_tokens 204,096) leaves no room for a request",
+        "claude-sonnet-4-5 writes at most 64,000 output tokens a reply, its thinking included: give a budget below "
+        "that (--thinking N with N < 64,000)",
+    ),
+    (
+        ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--context-window", "30000", "--thinking", "30000"],
+        "--thinking 30000 with the answer's room (max_tokens 34,096) leaves no room for a request",
     ),
     (
         ["--provider", "deepseek", "--thinking-binding", "drop_block"],

@@ -91,7 +91,7 @@ class Keepalive:
                 self._say(
                     "1h",
                     f"a 1-hour cache lifetime (--cache-ttl 1h) would keep this {plan.prefix_tokens:,}-token prefix "
-                    f"for ${plan.one_hour_usd:.4f} more per write; an hour of pings costs "
+                    f"for ${plan.one_hour_usd:.4f} more per write; an hour of pings costs {self._up_to()}"
                     f"${plan.ping_usd * (3600 / self.provider.profile.lifetime):.4f}",
                 )
             try:
@@ -115,11 +115,16 @@ class Keepalive:
 
     def _note_stop(self, plan: keepalive.Plan) -> None:
         if plan.sent and plan.cap and plan.sent >= plan.cap:
+            spent = sum(c.cost_usd or 0.0 for c in self.context.ledger.calls[-plan.sent :])
             self._say(
                 f"cap{self.context.state.head}",
-                f"stopped after {plan.sent} ping(s) (${plan.sent * plan.ping_usd:.4f}, about what rewriting "
-                f"the {plan.prefix_tokens:,}-token prefix costs); the next request writes it again",
+                f"stopped after {plan.sent} ping(s) (${spent:.4f}; they may cost {self._up_to()}what rewriting "
+                f"the {plan.prefix_tokens:,}-token prefix costs); a request after the entry expires writes it again",
             )
+
+    def _up_to(self) -> str:
+        """A ping under a thinking budget may think up to it: its price is a bound, not an estimate."""
+        return "up to " if self.provider.profile.thinking.mode == "enabled" else "about "
 
     def _say(self, key: str, text: str) -> None:
         if key not in self._said:

@@ -23,9 +23,8 @@ from tiny_agent.providers.adapters import ADAPTER_OPTIONS
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.http_errors import display_url
 from tiny_agent.providers.profile import ProviderProfile
-from tiny_agent.providers.registry import PROFILES, resolve_provider
+from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.providers.thinking import Thinking, parse_thinking, thinking_key
-from tiny_agent.providers.thinking_caps import thinking_caps
 from tiny_agent.providers.thinking_check import THINKING, SettingRefused
 from tiny_agent.providers.thinking_sent import Switches, sent_switches
 from tiny_agent.store.base import Store
@@ -283,13 +282,3 @@ def context_config(given: dict[str, Any], session: Session | None) -> ContextCon
     if isinstance(changed.get("policy"), str):
         policy_named(changed["policy"])  # an unknown name: one line naming the known ones
     return ContextConfig.of({**base.settings(), **changed})
-
-
-def effort_left_out(settings: RunSettings, effort: str) -> str:
-    """The line for a session's effort that ``--thinking off`` leaves out: giving it again keeps it
-    only where the effort is not the thinking's own (Claude's shapes the answer too)."""
-    profile = PROFILES.get(settings.provider or "")
-    caps = thinking_caps(settings.provider or "", settings.model or (profile.default_model if profile else ""))
-    refused = caps.own_measure or caps.effort_only or effort not in (caps.off_efforts or (effort,))
-    again = "" if refused else " (give it again to keep it)"
-    return f"--thinking off leaves out the session's --effort {effort}{again}"

@@ -24,7 +24,7 @@ from tiny_agent.agent import parts
 from tiny_agent.agent.keepalive import Keepalive
 from tiny_agent.agent.loop import DEFAULT_SYSTEM, Agent, RunResult
 from tiny_agent.agent.origin import session_origin
-from tiny_agent.agent.resume import session_to_continue
+from tiny_agent.agent.resume import check_loop, effort_left_out, left_out_reasons, session_to_continue
 from tiny_agent.agent.settings import RunSettings
 from tiny_agent.agent.spec import RunSpec
 from tiny_agent.context.config import ContextConfig
@@ -151,6 +151,7 @@ class _Assembly:
         settings, provider = self.provider(settings)  # a missing key: found here
         toolset = self.tools(workspace, provider, settings)
         settings = parts.remembered_settings(settings, provider.profile)
+        check_loop(self.session.context if self.resumed and self.session else None, provider)
         context = self.context(toolset, text, engine, settings)
         self.notes.extend(parts.thinking_notes(context, provider))  # before the run adds its task
         parts.check_room(context, provider, settings)
@@ -182,7 +183,9 @@ class _Assembly:
         found = parts.provider_over(settings, given, stored, dict(self.spec.provider_options), self.spec.env)
         settings, provider, left_out = found
         self.left_out.update(left_out)
-        self.notes.extend(f"the session's --thinking off is left out from now on: {why}" for why in left_out.values())
+        self.notes.extend(
+            f"the session's --thinking off is left out from now on: {why}" for why in left_out_reasons(left_out)
+        )
         return settings, provider
 
     def settings(self) -> RunSettings:
@@ -201,7 +204,7 @@ class _Assembly:
         stored = RunSettings.of(self.session.context.run_settings) if self.session is not None else RunSettings()
         settings = given.over(stored)
         if self.resumed and "effort" in given.thinking_reset() and stored.effort is not None:
-            self.notes.append(parts.effort_left_out(settings, stored.effort))
+            self.notes.append(effort_left_out(settings, stored.effort))
         self.stored = stored
         if given.workspace is not None or settings.workspace is None:
             settings = replace(settings, workspace=here)

@@ -94,7 +94,8 @@ agent_options = _stack(
     click.option(
         "--max-tokens",
         type=Positive(int),
-        help=f"Cap on output tokens per call (default {DEFAULT_MAX_TOKENS}; {LOCAL_MAX_TOKENS} for the local model).",
+        help=f"Cap on output tokens per call (default {DEFAULT_MAX_TOKENS}; {LOCAL_MAX_TOKENS} for the local model; "
+        "at most the model's output limit on Claude).",
     ),
     click.option(
         "--timeout",

@@ -31,7 +31,9 @@ class _NoRules:
 
 
 _CHECKS: Mapping[str, Callable[[Mapping[str, Any], bool | None, ThinkingCaps], list[str]]] = {
-    "anthropic": lambda body, thinks, caps: anthropic_thinking.thinking_problems(body, unasked=caps.default_on),
+    "anthropic": lambda body, thinks, caps: anthropic_thinking.thinking_problems(
+        body, unasked=caps.default_on and not caps.own_measure
+    ),
     "openai": openai_reasoning.reasoning_problems,
 }
 _SEQUENCES: Mapping[str, Callable[[], Sequenced]] = {"anthropic": anthropic_resent.Resent}

@@ -28,8 +28,12 @@ def check_settings(name: str, wire: str | None, model: str, options: Mapping[str
     """Refuse what ``model`` at ``name`` over ``wire`` (None: a llama.cpp server, which compacts
     nothing) would not do with the adapter ``options`` given (``thinking``, ``compact_threshold``)."""
     thinking = options.get("thinking")
+    caps = thinking_caps(name, model, wire or "")
     if isinstance(thinking, Thinking):
-        checked(thinking, thinking_caps(name, model, wire or ""), model)
+        checked(thinking, caps, model)
+    asked = options.get("max_tokens")
+    if wire == "anthropic" and caps.max_output and isinstance(asked, int) and asked > caps.max_output:
+        raise ConfigError(f"--max-tokens {asked:,}: {model} writes at most {caps.max_output:,} tokens a reply")
     if checked_threshold(options.get("compact_threshold")) is not None and wire not in SERVER_COMPACTION:
         where = " or ".join(SERVER_COMPACTION.values())
         over = f" over {_API_NAMES.get(wire, wire)}" if wire else ""

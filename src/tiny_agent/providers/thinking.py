@@ -136,6 +136,9 @@ class ThinkingCaps:
     Messages wire (DeepSeek's Anthropic format: the same switch and effort as its Chat Completions)."""
     default_on: bool = False
     """The model thinks unless told not to (DeepSeek V4, Kimi K2.6, the Claude 5 models)."""
+    max_output: int | None = None
+    """The most a reply may hold, its thinking included (Claude's, declared): a budget stays under it,
+    and a budget with the answer's room beside it is sent capped to it."""
     off_efforts: tuple[str, ...] | None = None
     """The efforts ``--thinking off`` may go with, where not all (Opus 5: high or below)."""
     can_disable: bool = True

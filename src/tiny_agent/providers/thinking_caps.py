@@ -44,6 +44,10 @@ _OFF_UP_TO_HIGH = ("opus-5", "haiku-5-5")
 _STRIPS_EARLIER = re.compile(r"claude-(?:3-7-|haiku-4|sonnet-4(?!-[6-9])|opus-4(?:-[01])?(?:-20|$))")
 """Claude models whose window leaves earlier turns' thinking out (Sonnet 3.7, 4, 4.5, Opus 4, 4.1,
 Haiku 4.5); Opus 4.5 and later keep it (reasoning facts, section 1)."""
+_OUTPUT_32K = re.compile(r"claude-opus-4(?:-1)?(?:-20|$)")
+_OUTPUT_64K = re.compile(r"claude-(?:3-7-sonnet|sonnet-4(?:-5)?(?:-20|$)|haiku-4-5|opus-4-5)")
+"""Claude's output limits (models pages): 32,000 on Opus 4 and 4.1, 64,000 on Sonnet 3.7, 4 and 4.5,
+Haiku 4.5 and Opus 4.5, 128,000 from Opus and Sonnet 4.6 on."""
 _GPT = re.compile(r"^gpt-(\d+)(?:\.(\d+))?")
 _OPENAI_REASONING = re.compile(r"^(?:gpt-5|o\d|codex-)")
 """OpenAI's reasoning models: they take ``reasoning`` and return reasoning items."""
@@ -91,6 +95,7 @@ def _claude_caps(m: str, wire: str) -> ThinkingCaps:
         default_on=_unasked(m),
         can_disable=not always,
         off_efforts=("low", "medium", "high") if any(k in m for k in _OFF_UP_TO_HIGH) and not always else None,
+        max_output=32_000 if _OUTPUT_32K.match(m) else 64_000 if _OUTPUT_64K.match(m) else 128_000,
     )
 
 

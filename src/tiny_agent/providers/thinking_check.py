@@ -123,6 +123,10 @@ def _check_model(thinking: Thinking, caps: ThinkingCaps, model: str) -> None:
     if thinking.mode == "off" and caps.off_efforts is not None and thinking.effort not in (None, *caps.off_efforts):
         line = f"{model} takes --thinking off only at --effort {_or(caps.off_efforts)}"
         _refuse(f"{line}: leave out --effort {thinking.effort}, or --thinking off", THINKING, EFFORT)
+    limit = caps.max_output
+    if thinking.mode == "enabled" and caps.manual and limit and (thinking.budget or 0) >= limit:
+        line = f"{model} writes at most {limit:,} output tokens a reply, its thinking included"
+        _refuse(f"{line}: give a budget below that (--thinking N with N < {limit:,})", THINKING)
     if thinking.mode == "enabled" and not caps.manual:
         _refuse(f"{model} does not take a thinking budget{_budget_hint(caps)}", THINKING)
     if thinking.mode == "adaptive" and not (caps.adaptive or caps.own_measure):

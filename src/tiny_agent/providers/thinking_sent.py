@@ -55,6 +55,9 @@ def reasoning_room(thinking: Thinking, caps: ThinkingCaps) -> int:
 def sent_max_tokens(max_tokens: int, thinking: Thinking, caps: ThinkingCaps) -> int:
     """The ``max_tokens`` a request sends for an output cap of ``max_tokens``: a thinking budget counts
     inside it and the API takes one only below it, so a cap at or under the budget gets the budget's
-    room beside it and the answer keeps its own. A summary call's cap already holds the room."""
+    room beside it and the answer keeps its own, up to the model's output limit (``max_output``). A
+    summary call's cap already holds the room."""
     budget = reasoning_room(thinking, caps) if thinking.mode == "enabled" and caps.thinks else 0
-    return max_tokens + budget if max_tokens <= budget else max_tokens
+    if max_tokens > budget:
+        return max_tokens
+    return min(max_tokens + budget, caps.max_output) if caps.max_output else max_tokens + budget

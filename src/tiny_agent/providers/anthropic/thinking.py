@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from tiny_agent.errors import ConfigError
 from tiny_agent.providers.thinking import Thinking, ThinkingCaps, is_on
 
 __all__ = [
@@ -107,8 +108,9 @@ def thinking_problems(body: Mapping[str, Any], *, unasked: bool = False) -> list
     loop = _final_assistant(messages)
     if loop is not None:
         index, first = loop
-        skips = _skips(body) or (on and body.get("thinking") is None)
-        if on and first not in THINKING_TYPES and not (skips and not _thought(messages[index])):
+        adaptive = _skips(body) or body.get("thinking") is None
+        skipped = adaptive and not _thought(messages[index]) and skipped_step(messages)
+        if on and first not in THINKING_TYPES and not skipped:
             problems.append(f"thinking-final-assistant: messages[{index}] starts with {first!r}, not thinking")
         if not on and body.get("thinking") is not None and first in THINKING_TYPES:
             problems.append(f"thinking-disabled-final: messages[{index}] carries thinking with thinking off")
@@ -162,17 +164,37 @@ def cold(thinking: Thinking, own_measure: bool) -> Thinking:
 def rendered_thinking(thinking: Thinking, caps: ThinkingCaps, messages: Sequence[Any]) -> Thinking:
     """The settings a request ending in ``messages`` renders for ``thinking``: off (``cold``) where a
     loop begun without thinking holds it back (``opens_cold``; Claude's rule: DeepSeek's Messages
-    format thinks by its own measure and asks for none of them), else ``thinking`` itself."""
-    if is_on(thinking, caps) and not caps.own_measure and _can_go_cold(thinking, caps) and opens_cold(messages):
+    format thinks by its own measure and asks for none of them), else ``thinking`` itself. Where off
+    cannot be sent (a model that always thinks, Opus 5 at xhigh or max), a step adaptive thinking
+    left unthought goes out thinking, and a loop begun without thinking is a ``ConfigError``."""
+    if not (is_on(thinking, caps) and not caps.own_measure and opens_cold(messages)):
+        return thinking
+    if caps.can_disable and (caps.off_efforts is None or thinking.effort in (None, *caps.off_efforts)):
         return cold(thinking, caps.own_measure)
-    return thinking
+    if skipped_step(messages):
+        return thinking
+    begun = "the session stopped inside a tool loop begun without thinking, which goes on without it until it ends"
+    if not caps.can_disable:
+        raise ConfigError(f"{begun}, and this model always thinks: end that loop on a model that can turn it off")
+    efforts = ", ".join(caps.off_efforts or ())
+    raise ConfigError(f"{begun}, and this model turns it off only at --effort {efforts}: give one until then")
 
 
-def _can_go_cold(thinking: Thinking, caps: ThinkingCaps) -> bool:
-    """Whether thinking off can be sent with ``thinking``'s effort: not to a model that always thinks,
-    nor to Opus 5 at xhigh or max. There the request goes out thinking, a step it did not think
-    included (adaptive thinking may leave one, and the rule then lets it be)."""
-    return caps.can_disable and (caps.off_efforts is None or thinking.effort in (None, *caps.off_efforts))
+def skipped_step(messages: Sequence[Any]) -> bool:
+    """Whether the tool loop ``messages`` end in thought before its final assistant message, which did
+    not (a step adaptive thinking left unthought; a loop begun without thinking never thought)."""
+    for message in reversed(messages[:-2]):
+        if not isinstance(message, Mapping):
+            return False
+        content = message.get("content")
+        if message.get("role") == "assistant" and _thought(message):
+            return True
+        if message.get("role") != "assistant" and not (
+            isinstance(content, list)
+            and any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
+        ):
+            return False  # the user's own message: the loop began after it
+    return False
 
 
 def without_thinking(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
