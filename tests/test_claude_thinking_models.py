@@ -5,16 +5,22 @@ with the model's own default keeps its thinking blocks (the server refuses one t
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tiny_agent.agent.loop import Agent, AgentConfig
+from tiny_agent.agent.run import Run
+from tiny_agent.agent.settings import RunSettings
 from tiny_agent.errors import ConfigError
 from tiny_agent.providers.anthropic.thinking import opens_cold, rendered_thinking, thinking_problems
 from tiny_agent.providers.registry import resolve_provider
 from tiny_agent.providers.thinking import parse_thinking
 from tiny_agent.providers.thinking_caps import thinking_caps
+from tiny_agent.store.sqlite import SQLiteStore
 from tiny_agent.testing import BillingFake, Task
 from tiny_agent.testing.claude_models import thinking_type
 from tiny_agent.testing.thinking_server import ThinkingRules
@@ -195,26 +201,29 @@ def test_a_loop_begun_without_thinking_goes_on_off_or_is_refused_where_off_canno
     assert rendered_thinking(adaptive, caps, skipped) == adaptive, "a step left unthought goes out thinking"  # type: ignore[arg-type]
 
 
-def _resumed_loop(root: Path, model: str, first: str, then: str):  # type: ignore[no-untyped-def]
-    """A loop begun with ``first`` and cut after its first tool result, resumed with ``then``."""
-    from tiny_agent.agent.run import Run
-    from tiny_agent.agent.settings import RunSettings
-    from tiny_agent.store.sqlite import SQLiteStore
-
+@contextlib.contextmanager
+def _stopped_in_a_loop(root: Path, model: str, thinking: str) -> Iterator[tuple[Any, ...]]:
+    """A session on the thinking fake whose first run, with ``thinking``, stopped after one step,
+    inside its tool loop: (store, the fake, its rules, the settings' base, the session id, its head)."""
     for i in range(3):
         (root / f"f{i}.txt").write_text(f"file {i}\n")
     steps = [[("read_file", {"path": f"f{i}.txt"})] for i in range(3)]
     rules = ThinkingRules()
     with BillingFake([Task("read the three files", steps, "Read all three.")], thinking=rules) as fake:
         store = SQLiteStore(root / "s.db")
-        base = {"provider": "anthropic", "model": model, "base_url": fake.url("r", "anthropic"), "workspace": str(root)}
-        one_step = AgentConfig(max_steps=1)
-        with Run.open(store, settings=RunSettings.of({**base, "thinking": first}), env=ENV, agent=one_step) as run:
+        base = {"provider": "anthropic", "base_url": fake.url("r", "anthropic"), "workspace": str(root)}
+        first = RunSettings.of({**base, "model": model, "thinking": thinking})
+        with Run.open(store, settings=first, env=ENV, agent=AgentConfig(max_steps=1)) as run:
             run.agent.run("Please read the three files")
             assert run.session is not None
-            sid = run.session.id
-        again = RunSettings.of({**base, "thinking": then})
-        with Run.open(store, settings=again, env=ENV, resume=sid) as run:
+            sid, head = run.session.id, run.session.info.head
+        yield store, fake, rules, base, sid, head
+
+
+def _resumed_loop(root: Path, model: str, first: str, then: str):  # type: ignore[no-untyped-def]
+    """A loop begun with ``first`` and cut after its first tool result, resumed with ``then``."""
+    with _stopped_in_a_loop(root, model, first) as (store, fake, rules, base, sid, _):
+        with Run.open(store, settings=RunSettings.of({**base, "thinking": then}), env=ENV, resume=sid) as run:
             result = run.agent.run("Please read the three files")
             notes = list(run.notes)
         return result, fake.bills("r"), rules, notes
@@ -322,23 +331,7 @@ def test_a_budget_with_the_answers_room_beside_it_is_sent_within_the_limit(tmp_p
 def test_a_resume_a_tool_loop_cannot_go_on_is_refused_and_records_nothing(tmp_path: Path) -> None:
     """A loop begun with thinking off goes on without it; a model that always thinks, or Opus 5 at an
     effort off is refused at, cannot: one line before any call, and the session is as it was."""
-    from tiny_agent.agent.run import Run
-    from tiny_agent.agent.settings import RunSettings
-    from tiny_agent.store.sqlite import SQLiteStore
-
-    for i in range(3):
-        (tmp_path / f"f{i}.txt").write_text(f"file {i}\n")
-    steps = [[("read_file", {"path": f"f{i}.txt"})] for i in range(3)]
-    rules = ThinkingRules()
-    with BillingFake([Task("read the three files", steps, "Read all three.")], thinking=rules) as fake:
-        store = SQLiteStore(tmp_path / "s.db")
-        url = fake.url("r", "anthropic")
-        base = {"provider": "anthropic", "base_url": url, "workspace": str(tmp_path)}
-        first = RunSettings.of({**base, "model": "claude-opus-5", "thinking": "off"})
-        with Run.open(store, settings=first, env=ENV, agent=AgentConfig(max_steps=1)) as run:
-            run.agent.run("Please read the three files")
-            assert run.session is not None
-            sid, entries = run.session.id, run.session.info.head
+    with _stopped_in_a_loop(tmp_path, "claude-opus-5", "off") as (store, fake, rules, base, sid, entries):
         refused = [
             (
                 {"model": "claude-opus-5-5"},

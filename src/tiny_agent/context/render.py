@@ -20,7 +20,7 @@ from tiny_agent.context.tokens import Serialized, head_chars
 from tiny_agent.providers.base import Provider
 from tiny_agent.providers.check import WireCheck
 from tiny_agent.providers.profile import ProviderProfile
-from tiny_agent.providers.thinking import thinking_key
+from tiny_agent.providers.thinking import OFF, thinking_key
 from tiny_agent.types import Message, Prompt, ReasoningBlock, ToolSpec
 
 __all__ = ["Rendered", "Renderer", "holds_server_compaction"]
@@ -104,7 +104,7 @@ class Renderer:
         chars = head.chars + (self._chars[-1] - (self._chars[cut - 1] if cut else 0) + count - cut + 1 if count else 0)
         fingerprint = {**head.fingerprint, "messages": count, "chain": chain[-1] if chain else ""}
         sent = profile.sent_thinking(body)  # as rendered into the body, not as asked for
-        if sent.mode != "default" or sent.effort or sent.display or sent.binding != "strict":
+        if sent != OFF:  # the model's default is written without a key
             fingerprint["thinking"] = thinking_key(sent)
         if prompt.tool_choice != "auto":  # a setting of the request, which a redraw from the log renders again
             fingerprint["tool_choice"] = prompt.tool_choice

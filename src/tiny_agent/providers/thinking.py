@@ -53,6 +53,12 @@ class Thinking:
     dropped (``drop_block``, beta); the compaction strategy follows it (``context.shrink.thinking``)."""
 
     @property
+    def shapes_default(self) -> bool:
+        """The model's own thinking (a Claude 5 model's, on unasked) given a display or a binding: it
+        is sent, and compared, as ``adaptive``."""
+        return self.mode == "default" and (self.display is not None or self.binding != "strict")
+
+    @property
     def label(self) -> str:
         """How lines and the log name it: ``off``, ``adaptive``, ``2048``, ``default``."""
         return str(self.budget) if self.mode == "enabled" else self.mode

@@ -37,8 +37,8 @@ def sent_switches(thinking: Thinking, caps: ThinkingCaps) -> Switches:
     if not is_on(thinking, caps):
         return Switches("off" if thinking.mode == "off" else "default", effort=effort)
     shape = thinking.label if caps.manual or caps.adaptive else "on"
-    if shape == "default" and (thinking.display or thinking.binding != "strict"):
-        shape = "adaptive"  # a Claude 5 model's own thinking, shaped: sent as adaptive (thinking_fields)
+    if thinking.shapes_default:
+        shape = "adaptive"
     return Switches(shape, thinking.display, effort, thinking.binding)
 
 

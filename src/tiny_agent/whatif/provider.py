@@ -260,9 +260,10 @@ class ReplayProvider:
         if output is None:
             output = int(len(message.text) / self._recorded.ratio("compaction")) + 1 + thought
         call = self._sim.send(at, body, output)
-        if call_id is None:
-            call_id = self._same_call(rendered, purpose)
-        usage, estimated = self._usage(rendered, call, purpose, output)
+        keys = self._keys(rendered)
+        if call_id is None and self._here(keys, purpose):
+            call_id = self._recorded.call_seqs[len(self.figures)]
+        usage, estimated = self._usage(rendered, call, purpose, output, keys)
         system = "\n".join(rendered.prompt.system)
         self.figures.append(
             CallFigures(
@@ -283,14 +284,13 @@ class ReplayProvider:
         )
         return ModelResponse(message, usage, stop, self._profile.model)
 
-    def _same_call(self, rendered: Rendered, purpose: str) -> int | None:
-        """The id of the recorded call this one is (the same request at the same place), else None."""
+    def _here(self, keys: tuple[str, ...], purpose: str) -> bool:
+        """Whether the recorded call at this place is this one (the same request, one of ``keys``)."""
         index = len(self.figures)
         if index >= len(self._recorded.calls):
-            return None
+            return False
         opened, _ = self._recorded.calls[index]
-        same = opened.purpose == purpose and canonical(opened.fingerprint) in self._keys(rendered)
-        return self._recorded.call_seqs[index] if same else None
+        return opened.purpose == purpose and canonical(opened.fingerprint) in keys
 
     def _keys(self, rendered: Rendered) -> tuple[str, ...]:
         """The fingerprint keys a recorded call identical to ``rendered`` may have: its own; where the
@@ -309,16 +309,15 @@ class ReplayProvider:
         thought, text = self._summary_thought, self._recorded.median_summary(self._summary_tokens)
         return (TextBlock(text),), None if self._summary_tokens is None else self._summary_tokens + thought, thought
 
-    def _usage(self, rendered: Rendered, call: SimCall, purpose: str, output: int) -> tuple[Usage, bool]:
-        index = len(self.figures)
-        keys = self._keys(rendered)
-        recorded = self._recorded.calls[index] if index < len(self._recorded.calls) else None
-        here = recorded is not None and recorded[0].purpose == purpose and canonical(recorded[0].fingerprint) in keys
-        self._in_step = self._in_step and here
-        if self._in_step and recorded is not None:
-            if recorded[1].usage.input_tokens:
-                self.pairs.append((call.input_tokens, recorded[1].usage.input_tokens))
-            return recorded[1].usage, False
+    def _usage(
+        self, rendered: Rendered, call: SimCall, purpose: str, output: int, keys: tuple[str, ...]
+    ) -> tuple[Usage, bool]:
+        self._in_step = self._in_step and self._here(keys, purpose)
+        if self._in_step:
+            recorded = self._recorded.calls[len(self.figures)][1]
+            if recorded.usage.input_tokens:
+                self.pairs.append((call.input_tokens, recorded.usage.input_tokens))
+            return recorded.usage, False
         name, model, sizes = self._profile.name, self._profile.model, self._recorded.sizes
         sized = next((sizes[w, model, k] for k in keys for w in (name, "") if (w, model, k) in sizes), None)
         total = sized.usage.input_tokens if sized is not None else None

@@ -53,13 +53,10 @@ def thinking_fields(thinking: Thinking, switch_only: bool = False) -> dict[str, 
     config: dict[str, Any] | None = None
     if thinking.mode == "enabled":
         config = {"type": "enabled", "budget_tokens": thinking.budget}
-    elif thinking.mode == "adaptive":
+    elif thinking.mode == "adaptive" or thinking.shapes_default:
         config = {"type": "enabled"} if switch_only else {"type": "adaptive"}
     elif thinking.mode == "off":
         config = {"type": "disabled"}
-    elif thinking.display or thinking.binding == "drop_block":
-        # The model's own default is on (the Claude 5 models): the display or binding shapes it.
-        config = {"type": "enabled"} if switch_only else {"type": "adaptive"}
     if config is not None and config["type"] != "disabled":
         if thinking.display:
             config["display"] = thinking.display
@@ -128,16 +125,19 @@ def _thought(message: Any) -> bool:
     return isinstance(content, list) and any(is_thinking(b) for b in content)
 
 
+def _answers_tools(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` carries tool results (a step of a tool loop, not the user's own words)."""
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
+
+
 def _final_assistant(messages: Sequence[Any]) -> tuple[int, str] | None:
     """(index, type of its first block) of the assistant message whose tool calls the last message
     answers: the final assistant message of a tool loop; None outside a loop."""
     if len(messages) < 2 or not isinstance(messages[-1], Mapping) or not isinstance(messages[-2], Mapping):
         return None
     last, before = messages[-1], messages[-2]
-    content = last.get("content")
-    answers = isinstance(content, list) and any(
-        isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content
-    )
+    answers = _answers_tools(last)
     blocks = before.get("content")
     if not answers or before.get("role") != "assistant" or not isinstance(blocks, list) or not blocks:
         return None
@@ -186,13 +186,9 @@ def skipped_step(messages: Sequence[Any]) -> bool:
     for message in reversed(messages[:-2]):
         if not isinstance(message, Mapping):
             return False
-        content = message.get("content")
         if message.get("role") == "assistant" and _thought(message):
             return True
-        if message.get("role") != "assistant" and not (
-            isinstance(content, list)
-            and any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
-        ):
+        if message.get("role") != "assistant" and not _answers_tools(message):
             return False  # the user's own message: the loop began after it
     return False
 
