@@ -141,6 +141,30 @@ def test_the_command_prints_the_url_and_serves_until_stopped(tmp_path: Path) -> 
     assert child.returncode == 0, child.stderr.read() if child.stderr else ""
 
 
+def test_a_stop_while_the_url_is_being_printed_stops_the_view_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SIGTERM can be handled while the URL line is still being written (the warm-up thread holds the
+    interpreter): the reader already has the URL, so that is a stop like any other, exit 0."""
+    import click
+
+    from tiny_agent.cli import app
+
+    where, sid = recorded(tmp_path)
+    written: list[str] = []
+    echo = click.echo
+
+    def echo_then_stopped(message: str, err: bool = False) -> None:
+        written.append(message)
+        echo(message, err=err)
+        if len(written) == 1:
+            app._on_sigterm(15, None)  # delivered as the line leaves
+
+    monkeypatch.setattr(click, "echo", echo_then_stopped)
+    assert app.main(["view", sid[:8], "--no-browser", "--store", where]) == 0
+    assert written[0].startswith("http://127.0.0.1:") and written[-1] == "view stopped"
+
+
 def test_no_session_to_view_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tiny_agent.cli.app import main
 
