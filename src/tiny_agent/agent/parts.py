@@ -132,8 +132,14 @@ def size_tool_output(
     toolset.toolbox.max_output_chars = workspace.max_output_chars  # MCP servers' and Python tools' results too
 
 
-def check_room(context: Context, provider: Provider, settings: RunSettings) -> None:
-    """The output cap and the compaction threshold against the window, before the first call."""
+def check_room(
+    engine: ContextConfig | None, session: Session | None, provider: Provider, settings: RunSettings
+) -> None:
+    """The output cap and the compaction threshold (``engine``, else the session's) against the
+    window, before the first call and before the session records the run's settings: a refused
+    resume leaves the session as it was."""
+    config = engine or (session.context.config if session is not None else None)
+    context = Context("", config=config)  # records nothing; the request's cap does not hang on its text
     window = context.context_window(provider)
     reply = reply_tokens(provider.render(context.prompt()))
     budget = provider.profile.thinking.budget

@@ -148,13 +148,15 @@ class _Assembly:
         text, settings = self.system_prompt(settings)
         engine = parts.context_config(dict(spec.config), self.session)
         min_cacheable_tokens(settings.model or "", "anthropic")  # TINY_AGENT_CACHE_MIN_TOKENS, before a server starts
+        if spec.otel and not otel.available():  # before the session records anything
+            raise ConfigError(otel.INSTALL_HINT)
         settings, provider = self.provider(settings)  # a missing key: found here
         toolset = self.tools(workspace, provider, settings)
         settings = parts.remembered_settings(settings, provider.profile)
         check_loop(self.session.context if self.resumed and self.session else None, provider)
+        parts.check_room(engine, self.session, provider, settings)
         context = self.context(toolset, text, engine, settings)
         self.notes.extend(parts.thinking_notes(context, provider))  # before the run adds its task
-        parts.check_room(context, provider, settings)
         parts.size_tool_output(settings, workspace, toolset, context.context_window(provider), self.notes)
         agent = Agent(
             provider, toolset.toolbox, config=spec.agent, context=context, pins=list(spec.pins), on_event=spec.on_event
@@ -272,9 +274,7 @@ class _Assembly:
         flag, env = self.spec.otel, self.spec.env
         if not otel.wanted(flag, env):
             return None
-        if not otel.available():
-            if flag:
-                raise ConfigError(otel.INSTALL_HINT)
+        if not otel.available():  # not asked for by --otel: build() refused that
             self.notes.append(f"{otel.ENDPOINT_ENV} is set, but no spans are sent: {otel.INSTALL_HINT}")
             return None
         session_id = self.session.id if self.session else None
