@@ -196,7 +196,8 @@ class Context(Conversation):
         return self.config.window(provider.profile.context_window if provider is not None else None)
 
     def threshold(self, provider: Provider | None = None) -> int:
-        return self.config.threshold(provider.profile.context_window if provider is not None else None)
+        at = self.config.threshold(provider.profile.context_window if provider is not None else None)
+        return at if provider is None else size_guard.compaction_ceiling(at, self.context_window(provider), provider)
 
     def context_tokens(self, provider: Provider | None = None, prompt: Prompt | None = None) -> int:
         """Tokens the next request will carry: counted exactly where the provider can, else the last

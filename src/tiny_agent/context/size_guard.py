@@ -20,8 +20,9 @@ from typing import Any
 from tiny_agent.context.render import Rendered
 from tiny_agent.errors import RequestTooLarge
 from tiny_agent.providers.base import Provider
+from tiny_agent.types import Prompt
 
-__all__ = ["COUNT_FROM", "ESTIMATE_MARGIN", "check", "reply_tokens"]
+__all__ = ["COUNT_FROM", "ESTIMATE_MARGIN", "check", "compaction_ceiling", "reply_tokens"]
 
 ESTIMATE_MARGIN = 0.1
 """An estimated request must fit with this share of it to spare."""
@@ -36,6 +37,21 @@ def reply_tokens(body: Mapping[str, Any]) -> int:
         if isinstance(value, int):
             return value
     return 0
+
+
+def compaction_ceiling(threshold: int, window: int, provider: Provider) -> int:
+    """``threshold``, or less where the reply the provider keeps room for leaves less of ``window``:
+    past that no request can be sent, so the context must be compacted before it gets there, whatever
+    the policy (a thinking budget of 12,000 in a 30,000-token window leaves 13,904 for the request)."""
+    profile = provider.profile
+    if not profile.sends_requests:
+        return threshold
+    room = window - reply_tokens(provider.render(Prompt((), (), ())))  # the cap is the settings'
+    if room <= 0:
+        return threshold  # no request fits at all: refused as such, before the run (``check_room``)
+    if not (profile.counts_tokens or profile.free_count):
+        room = int(room / (1 + ESTIMATE_MARGIN))  # an estimate must fit with its margin, as below
+    return min(threshold, room)
 
 
 def check(provider: Provider, rendered: Rendered, *, window: int, estimate: int, task: bool = False) -> None:
