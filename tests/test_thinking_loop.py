@@ -42,13 +42,14 @@ def run(  # type: ignore[no-untyped-def]
     binding: str = "strict",
     config: ContextConfig | None = None,
     counted: list[int] | None = None,
+    asked: str = "adaptive",
 ):
     """``counted``: filled with the fake's answers to count_tokens."""
     rules = ThinkingRules(redact_every=4)
     with BillingFake([forty(root)], thinking=rules) as fake:
         wire = "anthropic" if provider_name == "anthropic" else "openai"
         url = fake.url("run", wire, provider=provider_name)
-        thinking = parse_thinking("adaptive", binding=binding) if wire == "anthropic" else parse_thinking(None)
+        thinking = parse_thinking(asked, binding=binding) if wire == "anthropic" else parse_thinking(None)
         provider = resolve_provider(provider_name, model=model, base_url=url, env=ENV, thinking=thinking, max_retries=0)
         agent = Agent(
             provider,
@@ -108,6 +109,16 @@ def test_drop_block_keeps_the_turns_and_records_what_the_api_dropped(tmp_path: P
     assert dropped == [b.reply.get("input_transformations") for b in bills], "every reply's, streamed or not"
     assert all(b.body["thinking"]["block_binding"] == {"prefix_mismatch_behavior": "drop_block"} for b in bills)
     assert len(counted) == len(compactions), "count_tokens sizes each compaction (with the binding's beta)"
+
+
+@pytest.mark.parametrize("asked", ["adaptive", "4096"])
+def test_the_default_model_folds_too_on_a_server_that_binds_every_block(tmp_path: Path, asked: str) -> None:
+    """claude-sonnet-4-6 declares no preserved thinking (its API takes a kept block after a new prefix
+    today), yet its blocks are kept in context: on a server that binds every block to its prefix, as
+    this one does, every request is still taken."""
+    result, agent, bills, rules = run(tmp_path, "anthropic", "claude-sonnet-4-6", asked=asked)
+    check_run(result, agent, bills, rules)
+    assert {c.strategy for c in agent.context.state.compactions} == {"fold"}
 
 
 def test_without_the_fold_the_server_refuses_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

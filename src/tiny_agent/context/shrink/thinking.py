@@ -12,8 +12,13 @@ and in its log entry (``CompactionMark.strategy``):
 - ``drop_block``: the turns are kept as they are and the request asks the API to drop the blocks
   whose prefix changed (``--thinking-binding drop_block``); the answer's ``input_transformations``
   (kept on the call record) say what it dropped.
-- on models whose blocks are not bound to their prefix, the usual compaction is already legal: the
-  kept turns, thinking and all, go back byte-exact after the summary.
+- without Claude's signed blocks (DeepSeek's and Kimi's reasoning_content, OpenAI's items), the
+  usual compaction is already legal: the kept turns, reasoning and all, go back after the summary.
+
+Claude models whose profile declares no binding (Sonnet 4.6, Opus 4.6, ...) fold too: their API takes
+kept blocks after a new prefix today, but they are "preserved in context by default" from Opus 4.5
+on, and a server that binds them (or a model that starts to) would refuse every request after the
+compaction; folding costs what a compaction costs anyway, the kept turns' reasoning aside.
 """
 
 from __future__ import annotations
@@ -32,9 +37,12 @@ DROP_BLOCK = "drop_block"
 
 def strategy(profile: ProviderProfile | None) -> str:
     """How a compaction keeps the thinking rules for ``profile``: ``fold``, ``drop_block``, or "" (no
-    rule is at stake: no thinking, or blocks not bound to their prefix)."""
-    if profile is None or not profile.thinks or not profile.thinking_caps.preserved:
+    rule is at stake: no thinking, or no signed blocks)."""
+    if profile is None or not profile.thinks:
         return ""
+    caps = profile.thinking_caps
+    if not (caps.preserved or caps.manual or caps.adaptive):
+        return ""  # no signed thinking blocks (manual and adaptive are Claude's, on the Messages API)
     return DROP_BLOCK if profile.thinking.binding == DROP_BLOCK else FOLD
 
 
