@@ -52,3 +52,27 @@ def test_the_threshold_is_the_configs_where_the_reply_leaves_room() -> None:
     provider = resolve_provider("anthropic", model="claude-sonnet-4-6", base_url="http://127.0.0.1:9", env=ENV)
     context = Context("s", config=ContextConfig(compact_at=0.8))
     assert context.threshold(provider) == int(0.8 * context.context_window(provider))
+
+
+def test_a_replay_compacts_where_the_run_did(tmp_path: Path) -> None:
+    """The replay sends nothing, yet it keeps the room its requests' replies would take, so the
+    recorded policy replayed compacts as often as the run (before: once for the run's 3 times)."""
+    from tiny_agent.agent.run import Run
+    from tiny_agent.agent.settings import RunSettings
+    from tiny_agent.store.sqlite import SQLiteStore
+    from tiny_agent.whatif.replay import Policy, replay
+
+    rules = ThinkingRules(words=40, preserved=False)
+    with BillingFake([reads(tmp_path, 30)], thinking=rules) as fake, SQLiteStore(tmp_path / "s.db") as store:
+        url = fake.url("r", "anthropic")
+        settings = RunSettings(
+            provider="anthropic", model="claude-sonnet-4-6", base_url=url, workspace=str(tmp_path), thinking="12000"
+        )
+        config = {"context_window": 30_000, "policy": "fraction"}
+        with Run.open(store, settings=settings, env=ENV, config=config, agent=AgentConfig(max_steps=100)) as run:
+            assert run.run("Please read the files one by one").stop == "done"
+            assert run.session is not None
+            sid = run.session.id
+        replayed = replay(store.entries(sid), Policy())
+    assert replayed.recorded.compactions >= 2
+    assert replayed.replayed.compactions == replayed.recorded.compactions

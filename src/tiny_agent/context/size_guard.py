@@ -43,9 +43,7 @@ def compaction_ceiling(threshold: int, window: int, provider: Provider) -> int:
     """``threshold``, or less where the reply the provider keeps room for leaves less of ``window``:
     past that no request can be sent, so the context must be compacted before it gets there, whatever
     the policy (a thinking budget of 12,000 in a 30,000-token window leaves 13,904 for the request)."""
-    profile = provider.profile
-    if not profile.sends_requests:
-        return threshold
+    profile = provider.profile  # a replay's too (it sends nothing): it must compact where the run did
     room = window - reply_tokens(provider.render(Prompt((), (), ())))  # the cap is the settings'
     if room <= 0:
         return threshold  # no request fits at all: refused as such, before the run (``check_room``)
