@@ -226,6 +226,11 @@ REFUSED = [
     ([*RESPONSES, "--thinking-display", "omitted"], "gpt-5.6 does not take --thinking-display: leave out"),
     ([*RESPONSES, "--effort", "max"], "gpt-5.6 does not take --effort max (it takes: low, medium, high, xhigh)"),
     (
+        ["--provider", "deepseek", "--effort", "medium"],
+        "deepseek-v4-flash does not take --effort medium (it takes: low, high, max); its API would read medium as "
+        "high: give --effort high",
+    ),
+    (
         ["--provider", "deepseek", "--thinking", "off", "--effort", "high"],
         "--thinking off spends no reasoning effort on deepseek-v4-flash: leave out --effort high",
     ),

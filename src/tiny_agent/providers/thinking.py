@@ -159,6 +159,8 @@ class ThinkingCaps:
     "tool_turns" (DeepSeek: kept from turns that made tool calls, ignored from those that did not).
     "none" is no model's: ``ProviderProfile.earlier_reasoning`` when none is sent at all."""
     efforts: tuple[str, ...] = ()
+    efforts_read_as: tuple[tuple[str, str], ...] = ()
+    """Efforts the API takes but reads as another (DeepSeek: medium as high): refused, naming it."""
     effort_with_thinking: bool = True
     """``reasoning_effort`` may be sent beside ``thinking`` (not on Kimi)."""
     effort_only: bool = False

@@ -110,14 +110,18 @@ def _deepseek_caps(m: str, wire: str) -> ThinkingCaps:
     if not (m.startswith("deepseek-v4") or m == "deepseek-reasoner"):
         return NO_THINKING
     efforts = ("low", "high", "max")
+    read_as = (("medium", "high"), ("xhigh", "high"))  # "minimal→low, medium/xhigh→high" (api-docs)
     if wire == "anthropic":
-        return ThinkingCaps(switch_only=True, default_on=True, efforts=efforts, earlier_reasoning="tool_turns")
+        return ThinkingCaps(
+            switch_only=True, default_on=True, efforts=efforts, efforts_read_as=read_as, earlier_reasoning="tool_turns"
+        )
     if wire not in ("", "openai"):
         return ThinkingCaps(sent_on="Chat Completions (--provider deepseek) and the Messages wire", default_on=True)
     return ThinkingCaps(
         reasoning_content=True,
         default_on=True,
         efforts=efforts,
+        efforts_read_as=read_as,
         forced_tool_choice=False,
         earlier_reasoning="tool_turns",
     )

@@ -137,7 +137,9 @@ def _check_model(thinking: Thinking, caps: ThinkingCaps, model: str) -> None:
     if thinking.effort is not None and thinking.effort not in caps.efforts:
         if not caps.efforts:
             _refuse(f"{model} has no reasoning effort: leave out --effort {thinking.effort}", EFFORT)
-        _refuse(f"{model} does not take --effort {thinking.effort} (it takes: {', '.join(caps.efforts)})", EFFORT)
+        read = dict(caps.efforts_read_as).get(thinking.effort)
+        why = f"; its API would read {thinking.effort} as {read}: give --effort {read}" if read else ""
+        _refuse(f"{model} does not take --effort {thinking.effort} (it takes: {', '.join(caps.efforts)}){why}", EFFORT)
     if thinking.display is not None and not (caps.manual or caps.adaptive):
         _refuse(f"{model} does not take {DISPLAY}: leave out {DISPLAY} {thinking.display}", DISPLAY)
 
