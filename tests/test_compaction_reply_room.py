@@ -54,9 +54,11 @@ def test_the_threshold_is_the_configs_where_the_reply_leaves_room() -> None:
     assert context.threshold(provider) == int(0.8 * context.context_window(provider))
 
 
-def test_a_replay_compacts_where_the_run_did(tmp_path: Path) -> None:
-    """The replay sends nothing, yet it keeps the room its requests' replies would take, so the
-    recorded policy replayed compacts as often as the run (before: once for the run's 3 times)."""
+@pytest.mark.parametrize("max_tokens", [None, 1000])
+def test_a_replay_compacts_where_the_run_did(tmp_path: Path, max_tokens: int | None) -> None:
+    """The replay sends nothing, yet it keeps the room its requests' replies would take, the run's
+    --max-tokens included, so the recorded policy replayed compacts as often as the run (before:
+    once for the run's 3 times; with --max-tokens 1000, 3 times for the run's 2)."""
     from tiny_agent.agent.run import Run
     from tiny_agent.agent.settings import RunSettings
     from tiny_agent.store.sqlite import SQLiteStore
@@ -66,7 +68,12 @@ def test_a_replay_compacts_where_the_run_did(tmp_path: Path) -> None:
     with BillingFake([reads(tmp_path, 30)], thinking=rules) as fake, SQLiteStore(tmp_path / "s.db") as store:
         url = fake.url("r", "anthropic")
         settings = RunSettings(
-            provider="anthropic", model="claude-sonnet-4-6", base_url=url, workspace=str(tmp_path), thinking="12000"
+            provider="anthropic",
+            model="claude-sonnet-4-6",
+            base_url=url,
+            workspace=str(tmp_path),
+            thinking="12000",
+            max_tokens=max_tokens,
         )
         config = {"context_window": 30_000, "policy": "fraction"}
         with Run.open(store, settings=settings, env=ENV, config=config, agent=AgentConfig(max_steps=100)) as run:

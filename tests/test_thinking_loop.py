@@ -114,8 +114,8 @@ def test_drop_block_keeps_the_turns_and_records_what_the_api_dropped(tmp_path: P
 @pytest.mark.parametrize("asked", ["adaptive", "4096"])
 def test_the_default_model_folds_too_on_a_server_that_binds_every_block(tmp_path: Path, asked: str) -> None:
     """claude-sonnet-4-6 declares no preserved thinking (its API takes a kept block after a new prefix
-    today), yet its blocks are kept in context: on a server that binds every block to its prefix, as
-    this one does, every request is still taken."""
+    today); on a stricter server that binds every block to its prefix, as this fake does (a proxy, or
+    the model if it starts to), every request is still taken."""
     result, agent, bills, rules = run(tmp_path, "anthropic", "claude-sonnet-4-6", asked=asked)
     check_run(result, agent, bills, rules)
     assert {c.strategy for c in agent.context.state.compactions} == {"fold"}

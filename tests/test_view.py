@@ -161,6 +161,7 @@ def test_a_stop_while_the_url_is_being_printed_stops_the_view_cleanly(
             app._on_sigterm(15, None)  # delivered as the line leaves
 
     monkeypatch.setattr(click, "echo", echo_then_stopped)
+    monkeypatch.setattr(app, "_TERMINATED", [])  # what the handler notes stays in this test
     assert app.main(["view", sid[:8], "--no-browser", "--store", where]) == 0
     assert written[0].startswith("http://127.0.0.1:") and written[-1] == "view stopped"
 

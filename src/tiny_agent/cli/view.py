@@ -30,7 +30,7 @@ def view_command(session_id: str | None, no_browser: bool, port: int, store: str
         raise ConfigError("no sessions recorded yet: there is nothing to view")
     with open_store(path) as opened:
         server = serve(opened, session_id, open_browser=not no_browser, port=port)
-    # Ctrl-C or SIGTERM once the URL is out stops the view cleanly, even while the line is still
+    # Ctrl-C or SIGTERM once the server runs stops the view cleanly, even while the URL is still
     # being written: the warm-up thread holds the interpreter, so that can take milliseconds.
     try:
         click.echo(server.url)

@@ -236,10 +236,12 @@ def offline_profile(
     return profile_for(name, wire, model, cache_ttl=ttl, context_window=context_window)
 
 
-def offline_adapter(profile: ProviderProfile) -> Provider:
+def offline_adapter(profile: ProviderProfile, max_tokens: int | None = None) -> Provider:
     """An adapter that renders for ``profile``, its thinking settings too, and sends nothing (a key it
-    never uses)."""
+    never uses); ``max_tokens``: the output cap a run gave (None: the adapter's default)."""
     options = profile.wire_format.adapter_options(profile.cache_ttl, profile.tool_grammar)
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
     if profile.thinking == OFF:
         return wire_adapter(profile.wire, profile.model, name=profile.name, **options)
     try:

@@ -15,7 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tiny_agent.context.entries import CallDone, CallOpened, CompactionMark, ConfigChange, Response, TypedEntry
+from tiny_agent.context.entries import (
+    CallDone,
+    CallOpened,
+    CompactionMark,
+    ConfigChange,
+    Response,
+    RunChange,
+    TypedEntry,
+)
 from tiny_agent.context.render import Rendered
 from tiny_agent.context.replayed import Unnamed, written_now
 from tiny_agent.context.tokens import DEFAULT_CHARS_PER_TOKEN, CallRecord, canonical
@@ -60,6 +68,8 @@ class Recorded:
     """Characters per token by purpose, the median over the recorded calls."""
     window: int | None = None
     """The provider's context window the newest recorded call was sized against (not an override)."""
+    max_tokens: int | None = None
+    """The output cap the run gave (``--max-tokens``, the newest): the reply room its thresholds kept."""
     unreplayed: set[int] = field(default_factory=set)
     """Calls a replay cannot redo, repeated as recorded: the summary calls of a manual compaction
     that failed (it left no mark saying what was asked)."""
@@ -76,6 +86,8 @@ class Recorded:
             for value in values:
                 if isinstance(value, ConfigChange) and "context_window" in value.settings:
                     overridden = value.settings["context_window"] is not None
+                elif isinstance(value, RunChange) and "max_tokens" in value.settings:
+                    found.max_tokens = value.settings["max_tokens"]
                 elif isinstance(value, CallOpened):
                     opened[entry.seq] = written_now(value, unnamed.at(entry.seq))
                     if not overridden:
@@ -158,7 +170,7 @@ class ReplayProvider:
         self._engine = engine
         self._profile = dataclasses.replace(profile, sends_requests=False)
         self._recorded = recorded
-        self._adapter = offline_adapter(profile)
+        self._adapter = offline_adapter(profile, recorded.max_tokens)
         self._sim = Simulator(profile.wire, profile.model, rules=profile.cache, pricer=lambda call: 0.0)
         self._armed: int | None = None
         self._pinging = False
@@ -183,7 +195,7 @@ class ReplayProvider:
         settings a resumed run changed: each call is replayed with those it was sent with)."""
         profile = thinking_on(dataclasses.replace(self._profile, thinking=OFF), thinking, sent=self._as_recorded)
         if profile != self._profile:
-            self._profile, self._adapter = profile, offline_adapter(profile)
+            self._profile, self._adapter = profile, offline_adapter(profile, self._recorded.max_tokens)
 
     def arm(self, call_seq: int) -> None:
         """The next request is the turn the recording made at ``call_seq``; any before it is a summary."""
