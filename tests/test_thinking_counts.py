@@ -63,6 +63,10 @@ def test_sessions_show_has_each_calls_thinking(recorded, capsys: pytest.CaptureF
     shown = [int(n.replace(",", "")) for n in re.findall(r"\(thinking ([\d,]+)\)", text)]
     assert shown[: len(thinking)] == thinking, "one call line per call, its thinking as billed"
     assert re.search(rf"^output .* tokens \(thinking {sum(thinking):,}\)$", text, re.M), "and the session's sum"
+    # And what it thought, one folded line a block: every third reply's came back redacted.
+    thoughts = re.findall(r"^#\d+ thinking: (.*)$", text, re.M)
+    assert len(thoughts) == len(thinking) and thoughts[2] == "[redacted thinking]"
+    assert all(len(t) <= 100 for t in thoughts) and thoughts[0] != "[redacted thinking]"
     assert main(["sessions", "show", session[:12], "--store", str(path), "--json"]) == 0
     shown_json = json.loads(capsys.readouterr().out)
     assert shown_json["stats"]["reasoning_tokens"] == sum(thinking)

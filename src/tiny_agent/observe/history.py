@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from tiny_agent.agent.loop import CallEvent, CompactionEvent, ToolEvent, TurnEvent
+from tiny_agent.agent.thinking_text import folded
 from tiny_agent.context.diagnosis import where_text_changed
 from tiny_agent.context.entries import (
     CallDone,
@@ -33,6 +34,7 @@ from tiny_agent.context.shrink.compaction import Compaction
 from tiny_agent.context.tokens import CallRecord
 from tiny_agent.errors import UnreadableEntry
 from tiny_agent.observe.call_lines import format_event
+from tiny_agent.providers.reasoning_shown import shown_reasoning
 from tiny_agent.tools.toolset import MCP_SETTING
 from tiny_agent.types import Entry, TextBlock, ToolUseBlock
 
@@ -80,6 +82,8 @@ class _Reader:
                         yield f"#{seq} assistant: {block.text}"
                     elif isinstance(block, ToolUseBlock):
                         self.calls[block.id] = block
+                    elif (thought := shown_reasoning(block)) is not None:
+                        yield f"#{seq} thinking: {folded(thought)}"  # whole in --json and the export
             case ToolResult(block=result):
                 call = self.calls.get(result.tool_use_id) or ToolUseBlock(result.tool_use_id, "tool", {})
                 yield format_event(ToolEvent(self.step, call, result, 0.0, self.servers.get(call.name, "")))
