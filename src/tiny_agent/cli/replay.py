@@ -15,7 +15,7 @@ from tiny_agent.providers.registry import PROVIDER_NAMES
 from tiny_agent.store import open_store
 from tiny_agent.whatif.bodies import MARKS
 from tiny_agent.whatif.figures import replay_lines, sweep_lines
-from tiny_agent.whatif.provider import ASSUMED_SUMMARY_TOKENS
+from tiny_agent.whatif.recorded import ASSUMED_SUMMARY_TOKENS
 from tiny_agent.whatif.replay import Policy, Recording, Replay, replay, sweep
 
 __all__ = ["replay_command"]

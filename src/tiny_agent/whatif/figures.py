@@ -39,7 +39,7 @@ class Policy:
     model: str | None = None
     summary_tokens: int | None = None
     """The length of a summary the recording does not have; None: the recorded summaries' median
-    (without any, ``replay_provider.ASSUMED_SUMMARY_TOKENS``)."""
+    (without any, ``whatif.recorded.ASSUMED_SUMMARY_TOKENS``)."""
     api: str | None = None
     """OpenAI's API ("responses", "chat"); None: as recorded, else the model's default."""
     cache_marks: str | None = None

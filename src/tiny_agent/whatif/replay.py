@@ -55,7 +55,8 @@ from tiny_agent.providers.thinking import OFF, Thinking
 from tiny_agent.types import Entry
 from tiny_agent.whatif.bodies import Sent, replay_bodies, sent_bodies
 from tiny_agent.whatif.figures import SETTINGS, CallFigures, Figures, Policy, Replay, flag_value
-from tiny_agent.whatif.provider import Recorded, ReplayProvider
+from tiny_agent.whatif.provider import ReplayProvider
+from tiny_agent.whatif.recorded import Recorded
 from tiny_agent.whatif.thinking import check_thinks, recorded_thinking, sent_at, thinking_on
 
 __all__ = ["CallFigures", "Figures", "Policy", "Recording", "Replay", "replay", "sweep"]
