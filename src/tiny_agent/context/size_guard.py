@@ -20,7 +20,7 @@ from typing import Any
 from tiny_agent.context.render import Rendered
 from tiny_agent.errors import RequestTooLarge
 from tiny_agent.providers.base import Provider
-from tiny_agent.types import Prompt
+from tiny_agent.providers.thinking_sent import sent_max_tokens
 
 __all__ = ["COUNT_FROM", "ESTIMATE_MARGIN", "check", "compaction_ceiling", "reply_tokens"]
 
@@ -42,9 +42,13 @@ def reply_tokens(body: Mapping[str, Any]) -> int:
 def compaction_ceiling(threshold: int, window: int, provider: Provider) -> int:
     """``threshold``, or less where the reply the provider keeps room for leaves less of ``window``:
     past that no request can be sent, so the context must be compacted before it gets there, whatever
-    the policy (a thinking budget of 12,000 in a 30,000-token window leaves 13,904 for the request)."""
+    the policy (a thinking budget of 12,000 in a 30,000-token window leaves 13,904 for the request).
+    The reply's room is the profile's declared cap, as the wire sends it: worked out, not rendered
+    (a render may note what it left out for the send that follows it)."""
     profile = provider.profile  # a replay's too (it sends nothing): it must compact where the run did
-    room = window - reply_tokens(provider.render(Prompt((), (), ())))  # the cap is the settings'
+    if profile.max_tokens is None:
+        return threshold
+    room = window - sent_max_tokens(profile.max_tokens, profile.thinking, profile.thinking_caps)
     if room <= 0:
         return threshold  # no request fits at all: refused as such, before the run (``check_room``)
     if not (profile.counts_tokens or profile.free_count):

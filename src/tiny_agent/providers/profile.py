@@ -78,6 +78,9 @@ class ProviderProfile:
     session remembers the model the user gave, never this name in its place."""
     thinking_caps: ThinkingCaps = NO_THINKING
     """What the model does with reasoning (manual/adaptive thinking, preserved thinking, ...)."""
+    max_tokens: int | None = None
+    """The output cap a request carries when its prompt names none (``--max-tokens``); a thinking
+    budget adds to it as the wire sends it (``thinking_sent.sent_max_tokens``). None: not declared."""
     thinking: Thinking = OFF
     """The reasoning the requests ask for (``--thinking``, ``--effort``)."""
 

@@ -53,9 +53,11 @@ class ReplayProvider:
         """``as_recorded``: the profile is the recording's (provider, model, lifetime), so a request
         identical to the recorded one, after identical ones, was billed as the recording says."""
         self._engine = engine
-        self._profile = dataclasses.replace(profile, sends_requests=False)
         self._recorded = recorded
         self._adapter = offline_adapter(profile, recorded.max_tokens)
+        # The run's output cap, as its requests carried it: the room its thresholds kept for the reply.
+        cap = self._adapter.profile.max_tokens
+        self._profile = dataclasses.replace(profile, sends_requests=False, max_tokens=cap)
         self._sim = Simulator(profile.wire, profile.model, rules=profile.cache, pricer=lambda call: 0.0)
         self._armed: int | None = None
         self._pinging = False

@@ -97,7 +97,13 @@ class AnthropicProvider:
         """Output cap used when the prompt does not set its own."""
         self.key_env = key_env = self.endpoint.key_env
         self._profile = profile_for(
-            name, "anthropic", model, cache_ttl=self.cache_ttl, context_window=context_window, free_count=True
+            name,
+            "anthropic",
+            model,
+            cache_ttl=self.cache_ttl,
+            context_window=context_window,
+            free_count=True,
+            max_tokens=max_tokens,
         )
         self._profile = replace(self._profile, thinking=checked(thinking, self._profile.thinking_caps, model))
         self._timeout = check_timeout(self.endpoint.timeout)

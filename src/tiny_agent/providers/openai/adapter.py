@@ -102,6 +102,7 @@ class OpenAICompatProvider:
             tool_grammar=json_mode,
             tool_choice_keeps_prefix=json_mode,
             free_count=not json_mode and counts_offline(model),
+            max_tokens=max_tokens,
         )
         self._profile = replace(self._profile, thinking=checked(thinking, self._profile.thinking_caps, model))
         self.key_env = key_env = self.endpoint.key_env

@@ -78,7 +78,12 @@ class ResponsesProvider:
         self.stateful = stateful
         self.compact_threshold = checked_threshold(compact_threshold)
         self._profile = profile_for(
-            name, "responses", model, pricing_id=pricing_provider_id, context_window=context_window
+            name,
+            "responses",
+            model,
+            pricing_id=pricing_provider_id,
+            context_window=context_window,
+            max_tokens=max_tokens,
         )
         # In the profile, as on the other wires: the call's fingerprint names it, so a redraw from the
         # log (diagnosis, lint, replay) renders the effort each request was sent with.
