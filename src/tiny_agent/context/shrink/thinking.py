@@ -15,10 +15,11 @@ and in its log entry (``CompactionMark.strategy``):
 - without Claude's signed blocks (DeepSeek's and Kimi's reasoning_content, OpenAI's items), the
   usual compaction is already legal: the kept turns, reasoning and all, go back after the summary.
 
-Claude models whose profile declares no binding (Sonnet 4.6, Opus 4.6, ...) fold too: their API takes
-kept blocks after a new prefix today, but they are "preserved in context by default" from Opus 4.5
-on, and a server that binds them (or a model that starts to) would refuse every request after the
-compaction; folding costs what a compaction costs anyway, the kept turns' reasoning aside.
+Claude models whose profile declares no binding (Sonnet 4.6, Opus 4.6, the budget models) fold too,
+and clearing waits on them as well: their API takes a kept block after a new prefix today, but a tool
+loop's blocks go back on every model, and a server that binds them (a proxy, a test server, a model
+that starts to) would refuse every request after the compaction or the clearing. Folding costs what
+a compaction costs anyway, the kept turns' reasoning aside; clearing between compactions is lost.
 """
 
 from __future__ import annotations
