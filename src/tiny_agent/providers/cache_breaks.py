@@ -76,12 +76,36 @@ def prefix_breaks(
     thinks = rules.thinks_by_default if rules is not None else thinking_caps(wire, model, wire).default_on
     found = _settings(before, after, table, old, thinks)
     out = [b for b in found if rules is None or b.path not in rules.unkeyed_settings]
+    if any(b.rule == "thinking-changed" for b in found):
+        # The switch takes the earlier turns' reasoning with it: that is its cause, not a message's.
+        old, new = prefix_blocks(_without_reasoning(before), wire), prefix_blocks(_without_reasoning(after), wire)
     shared = shared_blocks(old, new)
     if shared < len(old):
         out.extend(_block_change(before, after, old, new, shared, table))
     if rules is not None and rules.lookback_blocks > 1 and shared >= len(old):
         out.extend(_lookback(before, after, old, new, shared, rules))
     return out
+
+
+_REASONING = ("thinking", "redacted_thinking", "reasoning")
+
+
+def _without_reasoning(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` without its turns' reasoning (thinking blocks, reasoning_content, reasoning items)."""
+
+    def kept(item: Any) -> Any:
+        if not isinstance(item, Mapping):
+            return item
+        out = {k: v for k, v in item.items() if k != "reasoning_content"}
+        if isinstance(out.get("content"), list):
+            out["content"] = [b for b in out["content"] if not (isinstance(b, Mapping) and b.get("type") in _REASONING)]
+        return out
+
+    key = "input" if isinstance(body.get("input"), list) else "messages"
+    items = body.get(key)
+    if not isinstance(items, list):
+        return dict(body)
+    return {**body, key: [kept(i) for i in items if not (isinstance(i, Mapping) and i.get("type") in _REASONING)]}
 
 
 def shared_blocks(old: Sequence[PrefixBlock], new: Sequence[PrefixBlock]) -> int:
