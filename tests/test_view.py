@@ -166,6 +166,19 @@ def test_a_stop_while_the_url_is_being_printed_stops_the_view_cleanly(
     assert written[0].startswith("http://127.0.0.1:") and written[-1] == "view stopped"
 
 
+def test_a_call_that_got_no_answer_is_failed_with_its_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As ``sessions show`` says it ("call failed: ..."), not "open" as if it were still on the wire."""
+    from tiny_agent.cli.app import main
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    where = str(tmp_path / "s.db")
+    nowhere = ["--provider", "anthropic", "--base-url", "http://127.0.0.1:9", "--store", where]
+    assert main([*nowhere, "--workspace", str(tmp_path), "hi"]) == 1  # nothing listens: connection refused
+    with open_store(where) as store, serve(store, None, open_browser=False) as server:
+        (call,) = data(server, f"/api/session/{server.view.info.id}")["calls"]
+    assert call["status"] == "failed" and "cannot connect" in call["error"]
+
+
 def test_no_session_to_view_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tiny_agent.cli.app import main
 

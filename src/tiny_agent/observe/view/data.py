@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tiny_agent.context.engine import Context
-from tiny_agent.context.entries import CallDone, CallOpened, Clearing, CompactionMark, TypedEntry
+from tiny_agent.context.entries import CallDone, CallFailed, CallOpened, Clearing, CompactionMark, TypedEntry
 from tiny_agent.context.entry_codec import read
 from tiny_agent.context.log import MemoryLog
 from tiny_agent.context.replayed import Unnamed, recorded_adapter, redrawn_request, written_now
@@ -50,6 +50,8 @@ class _Call:
     """The body itself, where the session was recorded from another program (``observe.record``)."""
     answered: float | None = None
     """When its answer was logged (``call_done``): a cache entry's lifetime starts there."""
+    error: str | None = None
+    """Why it got no answer (``call_failed``: an error, interrupted, the process stopped)."""
 
 
 @dataclass
@@ -91,6 +93,8 @@ class SessionView:
                 if compacted:  # after the call it ran in: the requests from the next on start at its block
                     mark = {"kind": "compaction", "seq": entry.seq, "before": by_seq[seq].index + 1}
                     self.marks.append({**mark, "text": compacted})
+            case CallFailed(call=seq, error=error) if seq in by_seq:
+                by_seq[seq].error = error
             case CompactionMark():
                 text = f"compacted {value.messages} messages"
                 if value.tokens_before is not None and value.tokens_after is not None:
@@ -271,7 +275,7 @@ def _expired(previous: _Call, call: _Call, body: Mapping[str, Any], wire: Wire, 
 
 
 def _values(entry: Entry) -> list[TypedEntry]:
-    if entry.kind not in ("call", "call_done", "compaction", "clear", "config", "run", "stop"):
+    if entry.kind not in ("call", "call_done", "call_failed", "compaction", "clear", "config", "run", "stop"):
         return []
     try:
         return list(read(entry))
@@ -292,7 +296,8 @@ def _figures(call: _Call, before: _Call | None) -> dict[str, Any]:
         "at": call.at,
         "purpose": call.opened.purpose,
         "model": call.opened.model,
-        "status": "done" if record else "open",
+        "status": "done" if record else "failed" if call.error is not None else "open",
+        "error": call.error,
         "input_tokens": total,
         "cache_read_tokens": read_tokens,
         "cache_write_tokens": write,
