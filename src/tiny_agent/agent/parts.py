@@ -32,6 +32,7 @@ from tiny_agent.tools.shell import shell_mode, shell_tool
 from tiny_agent.tools.toolbox import Tool, ToolFailure
 from tiny_agent.tools.toolset import Toolset
 from tiny_agent.tools.workspace import Workspace
+from tiny_agent.types import Prompt
 from tiny_agent.whatif.thinking import sent_with
 
 __all__ = [
@@ -138,10 +139,9 @@ def check_room(
     """The output cap and the compaction threshold (``engine``, else the session's) against the
     window, before the first call and before the session records the run's settings: a refused
     resume leaves the session as it was."""
-    config = engine or (session.context.config if session is not None else None)
-    context = Context("", config=config)  # records nothing; the request's cap does not hang on its text
-    window = context.context_window(provider)
-    reply = reply_tokens(provider.render(context.prompt()))
+    config = engine or (session.context.config if session is not None else ContextConfig())
+    window = config.window(provider.profile.context_window)
+    reply = reply_tokens(provider.render(Prompt((), (), ())))  # the cap is the settings', not the text's
     budget = provider.profile.thinking.budget
     if not reply < window and budget is not None and budget >= window // 2:
         raise ConfigError(
@@ -154,7 +154,7 @@ def check_room(
             f"--max-tokens {reply:,}{given} leaves no room for a request in the {window:,}-token window; "
             "lower it, or raise --context-window if the model's window is larger"
         )
-    at = context.config.compact_at
+    at = config.compact_at
     if at > window:
         raise ConfigError(
             f"--compact-at {at:,.0f} is past the {window:,}-token window, so compaction would never start; "

@@ -4,6 +4,7 @@ the API and never a setting dropped in silence."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NoReturn
 
 from tiny_agent.errors import ConfigError
@@ -81,12 +82,8 @@ def _asked(thinking: Thinking, caps: ThinkingCaps) -> list[str]:
     return asked
 
 
-def _or(words: tuple[str, ...]) -> str:
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
-
-
-def _listed(flags: list[str]) -> str:
-    return flags[0] if len(flags) == 1 else f"{', '.join(flags[:-1])} and {flags[-1]}"
+def _listed(words: Sequence[str], last: str = "and") -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {last} {words[-1]}"
 
 
 def _check_contradictions(thinking: Thinking, caps: ThinkingCaps, model: str) -> None:
@@ -121,7 +118,7 @@ def _check_model(thinking: Thinking, caps: ThinkingCaps, model: str) -> None:
         line = f"{model} always thinks (its API refuses thinking off): leave out --thinking off"
         _refuse(f"{line}; --effort {caps.efforts[0]} thinks least" if caps.efforts else line, THINKING)
     if thinking.mode == "off" and caps.off_efforts is not None and thinking.effort not in (None, *caps.off_efforts):
-        line = f"{model} takes --thinking off only at --effort {_or(caps.off_efforts)}"
+        line = f"{model} takes --thinking off only at --effort {_listed(caps.off_efforts, 'or')}"
         _refuse(f"{line}: leave out --effort {thinking.effort}, or --thinking off", THINKING, EFFORT)
     limit = caps.max_output
     if thinking.mode == "enabled" and caps.manual and limit and (thinking.budget or 0) >= limit:
