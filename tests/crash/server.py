@@ -227,8 +227,10 @@ class ScriptedAnthropicServer:
         http.close_connection = True
         if not plan.pid_known.wait(timeout=30) or plan.pid is None:
             return  # never told which process: the test sees the run finish and fails the case
-        os.kill(plan.pid, signal.SIGKILL)
+        # Said before the signal: the harness reads it as soon as the child is gone, which can be
+        # before this thread runs again (a kill that failed leaves no -SIGKILL exit, which it checks first).
         plan.killed = True
+        os.kill(plan.pid, signal.SIGKILL)
 
     def _reply(self, state: CaseState, body: dict[str, Any], raw: str, kind: str) -> dict[str, Any]:
         state.counter += 1
